@@ -1,0 +1,260 @@
+"""The fast two-player kernel: a trick costs a few register operations per penalty card.
+
+Only penalty cards change the course of a game, so a hand is kept as three 64-bit words:
+    m  bit i set <=> the card at depth i (0 = top) is a penalty card
+    n  the number of cards
+    q  the penalty values in hand order, four bits each, first in the lowest bits
+Playing k plain cards is `m >>= k`; "where is my next penalty card?" is a count of trailing
+zeros. In free play the players alternate, so the first penalty card to show is found at once
+from both hands' next penalty positions; while paying v cards, the payer's next penalty position
+says whether the payment completes, flips, or runs the payer out. The pile keeps the same three
+words (its penalty positions, length and values), and picking it up is two shifts and two ORs.
+
+It holds deals of two players with at most 64 cards, at most 16 penalty cards and values up to
+15 (`fits`); kernels/engine.py plays every other deal. Everything is uint64 on purpose: Numba
+turns mixed signed/unsigned arithmetic into floating point.
+
+A trick-boundary state is (leader, leader's hand, other hand), six words; Brent's algorithm
+compares it against one saved state, starting only once a game has lasted `brent_start` tricks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from ._jit import kernel
+from .bits import ctz, popcount
+from .engine import FNV_OFFSET, FNV_PRIME, SEPARATOR, bytes_less
+from .result import CYCLE, F_CARDS, F_CYCLE_ID, F_OUTCOME, F_PER_CARDS, F_PER_TRICKS, F_PRE_CARDS
+from .result import F_PRE_TRICKS, F_TRICKS, F_WINNER, WIN
+
+MAX_TOTAL = 64
+MAX_PENALTY = 16
+MAX_FAST_VALUE = 15
+
+U0 = np.uint64(0)
+U1 = np.uint64(1)
+U4 = np.uint64(4)
+NIBBLE = np.uint64(15)
+
+
+def fits(players: int, total: int, penalty_cards: int, max_value: int) -> bool:
+    return players == 2 and total <= MAX_TOTAL and penalty_cards <= MAX_PENALTY and max_value <= MAX_FAST_VALUE
+
+
+@kernel(inline="always")
+def hand_words(deal, start, size):
+    """(m, n, q) of the hand deal[start:start+size]."""
+    m = U0
+    q = U0
+    count = U0
+    for i in range(size):
+        v = np.uint64(deal[start + i])
+        if v != U0:
+            m |= U1 << np.uint64(i)
+            q |= v << (U4 * count)
+            count += U1
+    return m, np.uint64(size), q
+
+
+@kernel(inline="always")
+def trick2(lead, mL, nL, qL, mO, nO, qO):
+    """Play one trick from a boundary (both hands non-empty; `lead` = leader's player number).
+
+    Returns (lead, mL, nL, qL, mO, nO, qO, cards, over): the next boundary seen from its leader,
+    the cards played, and whether the game is over (then `lead` is the winner).
+    """
+    # Free play: the leader's k-th card is step 2k, the other's is step 2k+1. Each side's "event"
+    # is its next penalty card or, if it comes first, running out of cards.
+    eL = min(ctz(mL), nL)
+    eO = min(ctz(mO), nO)
+    if eL <= eO:
+        k = eL
+        mL >>= k
+        nL -= k
+        mO >>= k
+        nO -= k
+        pl = k + k
+        if nL == U0:
+            # The leader must play and holds no card: the other takes the pile (a trick) and wins.
+            return lead ^ U1, mL, nL, qL, mO, nO, qO, pl, True
+        v = qL & NIBBLE
+        qL >>= U4
+        mL >>= U1
+        nL -= U1
+        pm = U1 << pl
+        pl += U1
+        # The leader is the creditor, the other pays.
+        cid, mC, nC, qC, mP, nP, qP = lead, mL, nL, qL, mO, nO, qO
+    else:
+        k = eO
+        mL >>= k + U1
+        nL -= k + U1
+        mO >>= k
+        nO -= k
+        pl = k + k + U1
+        if nO == U0:
+            return lead, mL, nL, qL, mO, nO, qO, pl, True
+        v = qO & NIBBLE
+        qO >>= U4
+        mO >>= U1
+        nO -= U1
+        pm = U1 << pl
+        pl += U1
+        cid, mC, nC, qC, mP, nP, qP = lead ^ U1, mO, nO, qO, mL, nL, qL
+    pq = v
+    pc = U1
+    while True:
+        c = ctz(mP)
+        if min(c, nP) >= v:
+            # The payer pays v plain cards: the creditor wins the trick and picks up the pile,
+            # which goes under the creditor's hand in the order it was played.
+            mP >>= v
+            nP -= v
+            pl += v
+            qC |= pq << (U4 * popcount(mC))
+            mC |= pm << nC
+            nC += pl
+            return cid, mC, nC, qC, mP, nP, qP, pl, nP == U0
+        if c < nP:
+            # A penalty card among the payment: the roles flip.
+            mP >>= c + U1
+            nP -= c + U1
+            pl += c
+            w = qP & NIBBLE
+            qP >>= U4
+            pm |= U1 << pl
+            pq |= w << (U4 * pc)
+            pc += U1
+            pl += U1
+            v = w
+            cid ^= U1
+            mC, nC, qC, mP, nP, qP = mP, nP, qP, mC, nC, qC
+        else:
+            # The payer runs out of cards while paying: the creditor takes the pile and wins.
+            pl += nP
+            return cid, mC, nC, qC, mP, U0, qP, pl, True
+
+
+@kernel(inline="always")
+def _encode_hand(m, n, q, out, k):
+    for i in range(n):
+        if (m >> np.uint64(i)) & U1:
+            out[k] = np.uint8(q & NIBBLE)
+            q >>= U4
+        else:
+            out[k] = 0
+        k += 1
+    out[k] = SEPARATOR
+    return k + 1
+
+
+@kernel
+def _cycle_figures2(deal, size0, lead0, period, out):
+    """The period is known exactly; find the preperiod, the cards, and the cycle id."""
+    m0, n0, q0 = hand_words(deal, 0, size0)
+    m1, n1, q1 = hand_words(deal, size0, deal.shape[0] - size0)
+    if lead0 == 0:
+        a = (U0, m0, n0, q0, m1, n1, q1)
+    else:
+        a = (U1, m1, n1, q1, m0, n0, q0)
+    b = a
+    cards_a = U0
+    cards_b = U0
+    for _ in range(period):
+        l, mL, nL, qL, mO, nO, qO, c, over = trick2(b[0], b[1], b[2], b[3], b[4], b[5], b[6])
+        b = (l, mL, nL, qL, mO, nO, qO)
+        cards_b += c
+    pre = 0
+    while a != b:
+        l, mL, nL, qL, mO, nO, qO, c, over = trick2(a[0], a[1], a[2], a[3], a[4], a[5], a[6])
+        a = (l, mL, nL, qL, mO, nO, qO)
+        cards_a += c
+        l, mL, nL, qL, mO, nO, qO, c, over = trick2(b[0], b[1], b[2], b[3], b[4], b[5], b[6])
+        b = (l, mL, nL, qL, mO, nO, qO)
+        cards_b += c
+        pre += 1
+    # Smallest encoding over one period, written from the leader's seat (kernels/cycleid.py).
+    width = deal.shape[0] + 2
+    best = np.empty(width, dtype=np.uint8)
+    cur = np.empty(width, dtype=np.uint8)
+    k = _encode_hand(a[1], a[2], a[3], best, 0)
+    _encode_hand(a[4], a[5], a[6], best, k)
+    for _ in range(period - 1):
+        l, mL, nL, qL, mO, nO, qO, c, over = trick2(a[0], a[1], a[2], a[3], a[4], a[5], a[6])
+        a = (l, mL, nL, qL, mO, nO, qO)
+        k = _encode_hand(a[1], a[2], a[3], cur, 0)
+        _encode_hand(a[4], a[5], a[6], cur, k)
+        if bytes_less(cur, best):
+            best[:] = cur
+    h = FNV_OFFSET
+    for i in range(width):
+        h = (h ^ np.uint64(best[i])) * FNV_PRIME
+    out[F_OUTCOME] = CYCLE
+    out[F_WINNER] = -1
+    out[F_PRE_TRICKS] = pre
+    out[F_PRE_CARDS] = np.int64(cards_a)
+    out[F_PER_TRICKS] = period
+    out[F_PER_CARDS] = np.int64(cards_b - cards_a)
+    out[F_TRICKS] = pre + period
+    out[F_CARDS] = np.int64(cards_b)
+    out[F_CYCLE_ID] = np.int64(h)
+
+
+@kernel(inline="always")
+def _win(out, winner, tricks, cards):
+    out[F_OUTCOME] = WIN
+    out[F_WINNER] = np.int64(winner)
+    out[F_TRICKS] = tricks
+    out[F_CARDS] = np.int64(cards)
+
+
+@kernel
+def play2(deal, size0, lead0, brent_start, out):
+    """Play one two-player deal (card sequence, hand 1 holds the first size0 cards) into `out`."""
+    m0, n0, q0 = hand_words(deal, 0, size0)
+    m1, n1, q1 = hand_words(deal, size0, deal.shape[0] - size0)
+    if n0 == U0 or n1 == U0:
+        _win(out, 1 if n0 == U0 else 0, 0, U0)
+        return
+    if lead0 == 0:
+        lead, mL, nL, qL, mO, nO, qO = U0, m0, n0, q0, m1, n1, q1
+    else:
+        lead, mL, nL, qL, mO, nO, qO = U1, m1, n1, q1, m0, n0, q0
+    tricks = 0
+    cards = U0
+    # Nearly every game ends here, with no cycle bookkeeping at all.
+    while tricks < brent_start:
+        lead, mL, nL, qL, mO, nO, qO, c, over = trick2(lead, mL, nL, qL, mO, nO, qO)
+        tricks += 1
+        cards += c
+        if over:
+            _win(out, lead, tricks, cards)
+            return
+    # A long game: Brent's algorithm finds the exact period of any cycle it is in.
+    s_lead, s_mL, s_nL, s_qL, s_mO, s_qO = lead, mL, nL, qL, mO, qO
+    power = 1
+    lam = 0
+    while True:
+        lead, mL, nL, qL, mO, nO, qO, c, over = trick2(lead, mL, nL, qL, mO, nO, qO)
+        tricks += 1
+        cards += c
+        if over:
+            _win(out, lead, tricks, cards)
+            return
+        lam += 1
+        if ((lead ^ s_lead) | (mL ^ s_mL) | (nL ^ s_nL) | (qL ^ s_qL) | (mO ^ s_mO) | (qO ^ s_qO)) == U0:
+            _cycle_figures2(deal, size0, lead0, lam, out)
+            return
+        if lam == power:
+            s_lead, s_mL, s_nL, s_qL, s_mO, s_qO = lead, mL, nL, qL, mO, qO
+            power *= 2
+            lam = 0
+
+
+@kernel(parallel=True)
+def play_batch2(deals, size0, lead0, brent_start, out):
+    """Play every row of `deals` (two-player card sequences) in parallel; results into `out`."""
+    for i in prange(deals.shape[0]):
+        play2(deals[i], size0, lead0, brent_start, out[i])

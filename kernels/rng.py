@@ -1,0 +1,104 @@
+"""Counter-based random deals: deal j of shard s of seed k is a pure function of (k, s, j).
+
+No generator state is carried between deals, so a shard can be cut, resumed or replayed anywhere
+with the same deals, and streams of different shards or seeds are independent.
+
+- `stream_key(seed, shard)` mixes the two numbers with SplitMix64's finaliser;
+- deal j draws its random words from SplitMix64 started at mix(key ^ (j * GAMMA2));
+- bounded draws use Lemire's multiply-shift on 32-bit halves, with the rejection step, so every
+  value in range is exactly equally likely;
+- a deal is a partial Fisher-Yates shuffle that picks, in order, a distinct random position for
+  each penalty card of the deck (plain cards fill the rest). The ordered tuple of positions is
+  uniform, so every distinct deal is equally likely. Only as many draws as penalty cards are
+  needed (16 for the standard deck, not 51).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import kernel
+
+GAMMA = np.uint64(0x9E3779B97F4A7C15)
+GAMMA2 = np.uint64(0xD1B54A32D192ED03)
+M1 = np.uint64(0xBF58476D1CE4E5B9)
+M2 = np.uint64(0x94D049BB133111EB)
+MASK32 = np.uint64(0xFFFFFFFF)
+U32 = np.uint64(32)
+U1 = np.uint64(1)
+U0 = np.uint64(0)
+
+
+@kernel(inline="always")
+def mix64(z):
+    z = (z ^ (z >> np.uint64(30))) * M1
+    z = (z ^ (z >> np.uint64(27))) * M2
+    return z ^ (z >> np.uint64(31))
+
+
+def stream_key(seed: int, shard: int) -> np.uint64:
+    """The key of one shard's stream (plain Python so it is the same everywhere)."""
+    mask = (1 << 64) - 1
+
+    def mix(z: int) -> int:
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        return z ^ (z >> 31)
+
+    return np.uint64(mix((mix(seed & mask) + (shard & mask) * 0x9E3779B97F4A7C15) & mask))
+
+
+@kernel(inline="always")
+def deal_state(key, index):
+    """The SplitMix64 state from which deal `index` of stream `key` draws."""
+    return mix64(key ^ (np.uint64(index) * GAMMA2))
+
+
+@kernel(inline="always")
+def next_word(state):
+    state += GAMMA
+    return state, mix64(state)
+
+
+@kernel(inline="always")
+def bounded(u32, r):
+    """(value in [0, r), accepted) from a 32-bit random number by Lemire's method."""
+    prod = u32 * r
+    low = prod & MASK32
+    if low < r:
+        threshold = ((MASK32 + U1) - r) % r
+        if low < threshold:
+            return U0, False
+    return prod >> U32, True
+
+
+@kernel(inline="always")
+def random_deal(state, positions, penalties, seq):
+    """Fill `seq` with a uniformly random deal; `penalties` lists the deck's penalty cards.
+
+    `positions` is scratch space of len(seq). Returns the SplitMix64 state after the draws.
+    """
+    total = seq.shape[0]
+    for i in range(total):
+        seq[i] = 0
+        positions[i] = i
+    t = 0
+    word = U0
+    have = 0  # 32-bit halves of `word` not yet used
+    while t < penalties.shape[0]:
+        if have == 0:
+            state, word = next_word(state)
+            have = 2
+        u = word & MASK32
+        word >>= U32
+        have -= 1
+        j, ok = bounded(u, np.uint64(total - t))
+        if not ok:
+            continue
+        k = t + np.int64(j)
+        p = positions[k]
+        positions[k] = positions[t]
+        positions[t] = p
+        seq[p] = penalties[t]
+        t += 1
+    return state
