@@ -10,27 +10,32 @@ from typing import Sequence
 
 import numpy as np
 
-from . import engine, fast2
+from . import engine, fast2, percard2
 from .errors import BmnError
 from .notation import MAX_VALUE, check_deal
 from .result import N_FIELDS, GameResult
 
-ENGINES = ("auto", "fast", "percard")
+# fast: kernels/fast2.py (two players, at most 64 cards and 16 penalty cards);
+# percard: kernels/percard2.py (two players, any deck); general: kernels/engine.py (2-8 players).
+ENGINES = ("auto", "fast", "percard", "general")
 
 
 def pick_engine(players: int, total: int, penalty_cards: int, max_value: int, engine_name: str = "auto") -> str:
-    """'fast' (kernels/fast2.py) where it can hold the deals, else 'percard' (kernels/engine.py)."""
+    """The kernel for deals of this shape: the fastest that can hold them, unless one is named."""
     if engine_name not in ENGINES:
         raise BmnError(f"unknown engine {engine_name!r}; choose one of {', '.join(ENGINES)}")
-    fits = fast2.fits(players, total, penalty_cards, max_value)
-    if engine_name == "fast" and not fits:
+    if engine_name == "fast" and not fast2.fits(players, total, penalty_cards, max_value):
         raise BmnError(
             "the fast kernel holds two-player deals of at most 64 cards and 16 penalty cards; "
-            "use the per-card engine for these deals"
+            "use --engine percard for these deals"
         )
-    if engine_name == "auto":
-        return "fast" if fits else "percard"
-    return engine_name
+    if engine_name == "percard" and players != 2:
+        raise BmnError("the per-card two-player kernel plays two-player deals only; use --engine general")
+    if engine_name != "auto":
+        return engine_name
+    if fast2.fits(players, total, penalty_cards, max_value):
+        return "fast"
+    return "percard" if players == 2 else "general"
 
 
 def as_sequence(deal: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -68,6 +73,8 @@ def play_batch(
     brent_start = engine.default_brent_start(deals.shape[1])
     if name == "fast":
         fast2.play_batch2(deals, int(split_arr[0]), leader, brent_start, out)
+    elif name == "percard":
+        percard2.play_batch_percard2(deals, split_arr, leader, brent_start, out)
     else:
         engine.play_batch_general(deals, split_arr, leader, brent_start, out)
     return out

@@ -1,0 +1,86 @@
+"""The `bmn` command: a thin layer over functions users can call from Python too.
+
+Hands usually begin with `-` (`bmn play ---K---Q-... ----Q...`), which argparse would take for
+options. So before parsing, every argument that is neither a known option, nor an option's
+value, nor shaped like an option (`--word` or `-x`) is moved behind a `--`, where argparse reads it as a positional argument.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+from kernels.errors import BmnError
+
+from . import commands
+
+# "--word..." or "-x": what an option looks like. Hands hold no lowercase letters.
+_OPTION_SHAPE = re.compile(r"^(--[a-z][a-z0-9-]*(=.*)?|-[a-zA-Z])$")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bmn",
+        description="Search Beggar-my-neighbour deals for the longest games and for games that never end.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for register in commands.REGISTRY:
+        register(sub)
+    return parser
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser | None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices.get(name)
+    return None
+
+
+def protect_positionals(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """Reorder argv so that positional arguments starting with '-' reach argparse intact."""
+    if not argv or argv[0].startswith("-") or "--" in argv:
+        return argv
+    sub = _subparser(parser, argv[0])
+    if sub is None:
+        return argv
+    takes_value = {}
+    for action in sub._actions:
+        for opt in action.option_strings:
+            takes_value[opt] = action.nargs != 0
+    options: list[str] = []
+    positionals: list[str] = []
+    rest = iter(argv[1:])
+    for token in rest:
+        name = token.split("=", 1)[0]
+        if name in takes_value:
+            options.append(token)
+            if takes_value[name] and "=" not in token:
+                value = next(rest, None)
+                if value is not None:
+                    options.append(value)
+        elif _OPTION_SHAPE.match(token):
+            options.append(token)  # an unknown option: argparse will say so
+        else:
+            positionals.append(token)
+    return [argv[0], *options, "--", *positionals] if positionals else [argv[0], *options]
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(protect_positionals(parser, argv))
+    try:
+        return int(args.handler(args) or 0)
+    except BmnError as error:
+        print(f"bmn: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("bmn: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""`bmn play`, `bmn rank`, `bmn unrank`, `bmn bench` as users type them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cluster.cli import main
+
+CASELLA = ["---K---Q-KQAJ-----AAJ--J--", "----------Q----KQ-J-----KA"]
+NESSLER = "---AJ--Q---------QAKQJJ-QK/-----A----KJ-K--------A---"
+BMN = Path(sys.executable).parent / "bmn"
+KEYS = ["outcome", "winner", "tricks", "cards", "preperiod_tricks", "preperiod_cards",
+        "period_tricks", "period_cards", "cycle_id"]
+
+
+def run(*args: str, stdin: str | None = None):
+    return subprocess.run([str(BMN), *args], capture_output=True, text=True, input=stdin)
+
+
+def test_console_script_plays_hands_starting_with_dashes_as_typed():
+    out = run("play", *CASELLA)
+    assert out.returncode == 0, out.stderr
+    assert "cycle" in out.stdout and "e1fabb73dac32ded" in out.stdout and "474" in out.stdout
+
+
+def test_json_has_exactly_the_documented_keys(capsys):
+    assert main(["play", "--json", NESSLER]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert list(obj) == KEYS
+    assert obj == {"outcome": "win", "winner": 2, "tricks": 1164, "cards": 8344, "preperiod_tricks": None,
+                   "preperiod_cards": None, "period_tricks": None, "period_cards": None, "cycle_id": None}
+
+
+def test_json_flag_after_hands_and_joined_form(capsys):
+    assert main(["play", "/".join(CASELLA), "--json"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert (obj["outcome"], obj["preperiod_tricks"], obj["period_cards"]) == ("cycle", 4, 440)
+
+
+@pytest.mark.parametrize("engine", ["reference", "fast", "percard", "general", "auto"])
+def test_every_engine_from_the_cli(engine, capsys):
+    assert main(["play", "--json", "--engine", engine, *CASELLA]) == 0
+    assert json.loads(capsys.readouterr().out)["cycle_id"] == "e1fabb73dac32ded"
+
+
+def test_trace_shows_the_hands_after_each_trick(capsys):
+    assert main(["play", "--trace", "J-K-", "--Q-"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:3] == ["trick", "cards", "leads"]
+    assert lines[1].split() == ["0", "0", "1", "J-K-", "--Q-"]
+    assert lines[2].split() == ["1", "2", "1", "-K-J-", "-Q-"]
+
+
+def test_trace_of_a_cycle_stops_at_the_repeat(capsys):
+    assert main(["play", "--trace", *CASELLA]) == 0
+    out = capsys.readouterr().out
+    assert "   66    474" in out and "   67 " not in out
+
+
+@pytest.mark.parametrize("args,message", [
+    (["play", "---K--X---", "--Q-"], "unknown character 'X' at position 7 of hand 1"),
+    (["play", "---K--Q--"], "at least 2 hands"),
+    (["play", "------", "----"], "no penalty card"),
+    (["play"], "give the hands"),
+    (["rank", "J--", "-x-"], "unknown character 'x' at position 2 of hand 2"),
+    (["unrank", "12x"], "not a whole number"),
+    (["unrank", "653534134886878245000"], "outside this deal space"),
+    (["unrank", "5", "--deck", "0:3"], "no penalty card"),
+    (["unrank", "5", "--players", "3"], "cannot be split equally"),
+])
+def test_bad_input_is_one_sentence_and_exit_2(args, message):
+    out = run(*args)
+    assert out.returncode == 2
+    assert message in out.stderr
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_file_plays_each_line_in_order_and_reports_bad_lines(tmp_path):
+    path = tmp_path / "deals.txt"
+    path.write_text(
+        "# claims to check\n"
+        + "/".join(CASELLA) + "\n\n"
+        + "J-X/--\n"
+        + NESSLER + "  # the record\n"
+        + "-J/Q-/--K\n"
+        + "JJ/--\n"
+    )
+    out = run("play", "--file", str(path))
+    assert out.returncode == 2
+    objs = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [o.get("outcome") for o in objs] == ["cycle", None, "win", "win", "win"]
+    assert objs[1]["line"] == 4 and "unknown character 'X'" in objs[1]["error"]
+    assert objs[2]["cards"] == 8344
+    assert all(list(o) == KEYS for o in objs if "error" not in o)
+
+
+def test_file_from_stdin_all_good_exits_0():
+    out = run("play", "--file", "-", stdin="/".join(CASELLA) + "\n" + NESSLER + "\n")
+    assert out.returncode == 0
+    assert [json.loads(x)["tricks"] for x in out.stdout.splitlines()] == [66, 1164]
+
+
+def test_rank_and_unrank_round_trip(capsys):
+    assert main(["rank", *CASELLA]) == 0
+    assert capsys.readouterr().out.strip() == "472460898658889399111"
+    assert main(["unrank", "472460898658889399111"]) == 0
+    assert capsys.readouterr().out.strip() == "/".join(CASELLA)
+    assert main(["unrank", "0", "--deck", "0:3,1:2,2:1", "--split", "2,4"]) == 0
+    assert capsys.readouterr().out.strip() == "QJ/J---"
+
+
+def test_bench_json_fields(capsys):
+    assert main(["bench", "--json", "--seconds", "0.2"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    for key in ("games_per_s", "cards_per_s", "mean_cards"):
+        assert report[key] > 0
+    assert report["engine"] == "fast" and report["baseline"]["engine"] == "percard"
+    assert 150 < report["mean_cards"] < 400  # random standard games average about 255 cards
