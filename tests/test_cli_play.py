@@ -122,3 +122,28 @@ def test_bench_json_fields(capsys):
         assert report[key] > 0
     assert report["engine"] == "fast" and report["baseline"]["engine"] == "percard"
     assert 150 < report["mean_cards"] < 400  # random standard games average about 255 cards
+
+
+def test_ancestors_json(capsys):
+    assert main(["ancestors", "--json", *CASELLA]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert obj["cycle_id"] == "e1fabb73dac32ded" and obj["count"] == len(obj["deals"]) > 0
+    assert all(set(d) == {"hands", "tricks", "cards"} for d in obj["deals"])
+    assert "/".join(CASELLA) in {d["hands"] for d in obj["deals"]}
+
+
+def test_ancestors_text_and_limit(capsys):
+    assert main(["ancestors", *CASELLA, "--limit", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len([x for x in lines if "/" in x]) == 2
+    assert "enter cycle e1fabb73dac32ded" in lines[2] and "period 62 tricks, 440 cards" in lines[2]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["ancestors", "J--", "--"], "cannot be split into two equal hands"),
+    (["ancestors", "J-", "--", "--"], "two players"),
+    (["ancestors", "J-", "--", "--limit", "0"], "at least 1"),
+])
+def test_ancestors_bad_input(args, message):
+    out = run(*args)
+    assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr

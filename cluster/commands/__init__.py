@@ -1,5 +1,5 @@
 """Subcommands of `bmn`; each module registers its own subparsers and handlers."""
 
-from . import bench, deals
+from . import backward, bench, deals
 
-REGISTRY = [deals.register, bench.register]
+REGISTRY = [deals.register, backward.register, bench.register]

@@ -1,0 +1,118 @@
+"""`climb`: a local search for long finite games whose neighbourhood is backward play.
+
+Why not swaps and moves? Measured on the standard deck: the 672 single-swap neighbours of the
+8344-card record average 244 cards, as random deals do (254), and none exceeds 1600. A deal's
+game is decided by its first few dozen cards, so any change to the deal is a new random game;
+annealing over swaps or moves is random sampling with extra steps (benchmarks/README.md).
+
+The neighbours that do resemble a long game are the deals whose games *merge* into it: the
+balanced ancestors of its trick-boundary states, found by backward play. They share the long
+game's whole future from the merge point, so a long game's neighbours are long too. Every state
+has one successor, so all the games merging into a game form one tree (the ancestors of its last
+state); one backward search explores that tree, and repeating it from the best deal found
+explores nothing new. So the climb is, for each round of one shard:
+
+1. play `pool` uniformly random deals (the `random` strategy's stream for this seed and shard,
+   continuing where the last round stopped) and keep the `top` longest finite games;
+2. climb from each of them to the longest balanced deal of its merge tree (kernels/search/
+   backplay.py, `extend`, within `max_states` ancestor states), and record every longer deal
+   found as a candidate.
+
+Everything is counter-based and budgeted by counts, so the same (seed, shard, parameters) give
+the same result on any machine. It needs two players and equal hands (backward play reports
+balanced deals). `benchmarks/climb_vs_random.py` compares it with `random` at equal CPU time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..dealspace import DealSpace
+from ..errors import BmnError
+from ..notation import parse_deal
+from .backplay import extend
+from .result import Candidate, ShardResult
+
+CLIMB_DEFAULTS = {"pool": 200_000, "top": 4, "max_states": 50_000}
+
+
+def run_climb(space: DealSpace, seed: int, shard: int, count: int, *, min_cards: int, min_tricks: int = 0,
+              pool: int = CLIMB_DEFAULTS["pool"], top: int = CLIMB_DEFAULTS["top"],
+              max_states: int = CLIMB_DEFAULTS["max_states"], engine: str = "auto") -> ShardResult:
+    """`count` random deals in rounds of `pool`, the `top` longest of each round climbed by backward play.
+
+    Candidate indexes are deal numbers in the shard's random stream; a deal found by climbing
+    carries the index of the deal it was climbed from.
+    """
+    from . import run_random  # late import: the package imports this module
+
+    if space.players != 2 or space.split[0] != space.split[1]:
+        raise BmnError("climb climbs by backward play, which needs two players with equal hands")
+    if pool < 1 or top < 0 or max_states < 1:
+        raise BmnError("climb needs pool >= 1, top >= 0 and max_states >= 1")
+    total = ShardResult(players=2, wins=np.zeros(2, dtype=np.int64))
+    candidates: dict[str, Candidate] = {}
+    guess = None  # a length threshold that let the previous round keep its top games
+    start = 0
+    while start < count:
+        n = min(pool, count - start)
+        keep = min_cards if guess is None else min(min_cards, guess)
+        round_result = run_random(space, seed, shard, n, start=start, min_cards=keep, min_tricks=min_tricks,
+                                  engine=engine)
+        merge_into(total, round_result)
+        for c in round_result.candidates:
+            if c.result.outcome == "cycle" or c.result.cards >= min_cards or (
+                    min_tricks > 0 and c.result.tricks >= min_tricks):
+                candidates.setdefault(c.hands, c)
+        if top > 0:
+            need = _threshold(round_result.histogram, top)
+            kept = round_result
+            if need < keep:  # the guess was too high: replay the round keeping enough games
+                kept = run_random(space, seed, shard, n, start=start, min_cards=need, engine=engine)
+            seedlings = sorted((c for c in kept.candidates if c.result.outcome == "win" and c.result.cards >= need),
+                               key=lambda c: (-c.result.cards, c.index))[:top]
+            guess = _threshold(round_result.histogram, 4 * top)
+            for seedling in seedlings:
+                climbed = extend(parse_deal(seedling.hands), max_states=max_states)
+                for found in climbed.deals:
+                    result = found.result
+                    add_game(total, result, found.hands, seedling.index)
+                    if result.cards >= min_cards or (min_tricks > 0 and result.tricks >= min_tricks):
+                        candidates.setdefault(found.hands, Candidate(found.hands, seedling.index, result))
+        start += n
+    total.candidates = sorted(candidates.values(), key=lambda c: (c.index, c.hands))
+    return total
+
+
+def _threshold(histogram: np.ndarray, k: int) -> int:
+    """The largest length L such that at least k finite games lasted L cards or more."""
+    need = k
+    for cards in range(len(histogram) - 1, -1, -1):
+        need -= int(histogram[cards])
+        if need <= 0:
+            return cards
+    return 0
+
+
+def merge_into(total: ShardResult, part: ShardResult) -> None:
+    """Add a shard result's statistics to a running total (candidates are handled by the caller)."""
+    total.deals += part.deals
+    total.cards += part.cards
+    total.cycles += part.cycles
+    total.wins = total.wins + part.wins
+    total.histogram = total.histogram + part.histogram
+    if part.longest is not None and (total.longest is None or part.longest.result.cards > total.longest.result.cards):
+        total.longest = part.longest
+
+
+def add_game(total: ShardResult, result, hands: str, index: int) -> None:
+    """Tally one more played game (a deal found by climbing, replayed forward)."""
+    total.deals += 1
+    total.cards += result.cards
+    if result.outcome == "cycle":
+        total.cycles += 1
+        return
+    total.wins[result.winner - 1] += 1
+    total.histogram[min(result.cards, len(total.histogram) - 1)] += 1
+    if total.longest is None or result.cards > total.longest.result.cards:
+        total.longest = Candidate(hands, index, result)
