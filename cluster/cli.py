@@ -39,7 +39,7 @@ def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentP
 
 def protect_positionals(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
     """Reorder argv so that positional arguments starting with '-' reach argparse intact."""
-    if not argv or argv[0].startswith("-") or "--" in argv:
+    if not argv or argv[0].startswith("-"):
         return argv
     sub = _subparser(parser, argv[0])
     if sub is None:
@@ -53,6 +53,11 @@ def protect_positionals(parser: argparse.ArgumentParser, argv: list[str]) -> lis
     rest = iter(argv[1:])
     for token in rest:
         name = token.split("=", 1)[0]
+        if token == "--" and not positionals:
+            # The usual end-of-options marker, before any positional argument. After one, `--`
+            # is a hand of two plain cards.
+            positionals.extend(rest)
+            break
         if name in takes_value:
             options.append(token)
             if takes_value[name] and "=" not in token:

@@ -147,3 +147,10 @@ def test_ancestors_text_and_limit(capsys):
 def test_ancestors_bad_input(args, message):
     out = run(*args)
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_hand_of_two_plain_cards_is_not_the_option_separator(capsys):
+    assert main(["play", "J-", "--", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["cards"] == 5
+    assert main(["play", "--", "J-", "--"]) == 0  # a leading -- still ends the options
+    assert capsys.readouterr().out.splitlines()[:2] == ["deal       J-/--", "outcome    hand 1 wins"]
