@@ -1,5 +1,5 @@
 """Subcommands of `bmn`; each module registers its own subparsers and handlers."""
 
-from . import backward, bench, deals
+from . import backward, bench, deals, search
 
-REGISTRY = [deals.register, backward.register, bench.register]
+REGISTRY = [deals.register, backward.register, search.register, bench.register]

@@ -181,3 +181,23 @@ def run_strategy(strategy: str, space: DealSpace | None = None, **params) -> Sha
         return run_ancestors(**params)
     except TypeError as error:
         raise BmnError(f"strategy {strategy}: {error}") from None
+
+
+def warm_up(strategy: str, space: DealSpace) -> None:
+    """Run every kernel a strategy uses once on a tiny input: compiles it, or loads it from
+    Numba's on-disk cache, so a worker's first real shard is not slowed by compilation."""
+    from ..notation import format_deal
+
+    if strategy == "exhaustive":
+        run_exhaustive(space, 0, min(space.count, 16), min_cards=0)
+    elif strategy == "random":
+        run_random(space, 0, 0, 16, min_cards=0)
+    elif strategy == "climb":
+        run_climb(space, 0, 0, 64, pool=64, top=1, max_states=64, min_cards=0)
+    else:
+        deal = format_deal(space.cut(space.first())) if space.players == 2 else None
+        casella = "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA"
+        run_deals([deal or casella, casella])
+        if strategy in ("extend", "ancestors"):
+            run_extend([casella], max_states=64)
+            run_ancestors(casella, max_states=64)

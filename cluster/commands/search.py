@@ -1,0 +1,132 @@
+"""`bmn search`, `bmn resume`, `bmn status`: launching, resuming and watching a search."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+
+from kernels.errors import BmnError
+
+from ..config import build_config, load_toml, resolve
+from ..coordinator import RunReport, read_run_config, run_search
+from ..progress import ProgressView
+from ..status import run_status
+
+FLAGS = [
+    ("--out", "out", str, "run directory or URI (s3://bucket/prefix) for the tables"),
+    ("--strategy", "strategy", str, "exhaustive, random, climb, extend, ancestors or deals"),
+    ("--deck", "deck", str, "standard, camicia or VALUE:COUNT,..."),
+    ("--players", "players", int, "number of hands (equal split)"),
+    ("--split", "split", str, "hand sizes, e.g. 26,26"),
+    ("--deals", "deals", int, "random/climb: deals to play in all"),
+    ("--range", "range", str, "exhaustive: rank range LO:HI"),
+    ("--seed", "seed", int, "random/climb: the seed of the random streams"),
+    ("--min-cards", "min_cards", int, "keep finite games of at least this many cards"),
+    ("--min-tricks", "min_tricks", int, "also keep finite games of at least this many tricks"),
+    ("--shard-size", "shard_size", int, "deals per shard"),
+    ("--workers", "workers", int, "actors (default: one per CPU)"),
+    ("--address", "address", str, "join this Ray cluster (default: RAY_ADDRESS, else a local Ray)"),
+    ("--time-limit", "time_limit", float, "stop after this many seconds (resume later)"),
+    ("--deals-file", "deals_file", str, "deals/extend: one deal per line"),
+    ("--deal", "deal", str, "ancestors: the deal (HAND/HAND) to search back from"),
+]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "search",
+        help="run a search on Ray (a local Ray unless --address)",
+        description="Run a search: a config file (configs/*.toml) with flags on top. Results go to "
+        "Parquet tables under --out; running the same command again resumes the run.",
+    )
+    p.add_argument("config", nargs="?", metavar="CONFIG.toml")
+    for flag, dest, kind, help_text in FLAGS:
+        p.add_argument(flag, dest=dest, type=kind, default=None, help=help_text)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print the final report as JSON")
+    p.set_defaults(handler=cmd_search)
+
+    p = sub.add_parser("resume", help="finish an interrupted run",
+                       description="Resume a run from its files: finished shards are skipped.")
+    p.add_argument("run", metavar="RUN")
+    p.add_argument("--workers", type=int, default=None)
+    p.add_argument("--address", default=None)
+    p.add_argument("--time-limit", dest="time_limit", type=float, default=None)
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_resume)
+
+    p = sub.add_parser("status", help="progress of a running or finished run, from its files")
+    p.add_argument("run", metavar="RUN")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=lambda args: run_status(args.run, args.json))
+
+
+def config_from_args(args) -> "SearchConfig":
+    values = load_toml(args.config) if args.config else {}
+    where = f"config file {args.config}" if args.config else "search"
+    for _, dest, _, _ in FLAGS:
+        value = getattr(args, dest)
+        if value is not None:
+            values[dest] = value
+    if getattr(args, "no_progress", False):
+        values["progress"] = False
+    return resolve(build_config(values, where))
+
+
+def _terminate_as_interrupt() -> None:
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+def cmd_search(args) -> int:
+    config = config_from_args(args)
+    _terminate_as_interrupt()
+    report = run_search(config, progress=ProgressView(enabled=config.progress))
+    return print_report(report, args.json)
+
+
+def cmd_resume(args) -> int:
+    config = read_run_config(args.run)
+    config.out = args.run
+    for key in ("workers", "address", "time_limit"):
+        if getattr(args, key) is not None:
+            setattr(config, key, getattr(args, key))
+    config.progress = not args.no_progress
+    _terminate_as_interrupt()
+    report = run_search(config, resume=True, progress=ProgressView(enabled=config.progress))
+    return print_report(report, args.json)
+
+
+def print_report(report: RunReport, as_json: bool) -> int:
+    code = {"finished": 0, "time limit": 0, "interrupted": 130}[report.state]
+    if report.state == "finished" and report.shards_failed:
+        code = 1
+    if as_json:
+        print(json.dumps(report.to_json()))
+        return code
+    rate = report.deals / report.elapsed_s if report.elapsed_s else 0
+    print(f"{report.state}: {report.shards_done:,} of {report.shards_total:,} shards done"
+          + (f", {report.shards_failed} failed" if report.shards_failed else "")
+          + f"; {report.deals:,} deals played ({report.new_shards:,} shards in {report.elapsed_s:.1f} s)")
+    if report.longest:
+        print("longest games:")
+        for g in report.longest[:3]:
+            print(f"  {g['cards']:>6} cards {g['tricks']:>5} tricks  hand {g['winner']} wins  {g['hands']}")
+    print(f"cycles: {report.cycles} distinct")
+    uri = report.uri
+    print(f"tables: {uri}/games.parquet, cycles.parquet, shards.parquet, histogram.parquet")
+    print(f"query:  bmn query {uri} \"SELECT hands, cards, tricks FROM games ORDER BY cards DESC LIMIT 10\"")
+    print("replay: bmn play HAND/HAND")
+    if report.state == "interrupted":
+        print(f"interrupted: resume with `bmn resume {uri}`", file=sys.stderr)
+    elif report.state == "time limit":
+        print(f"stopped at the time limit: resume with `bmn resume {uri}`")
+    elif report.shards_failed:
+        print(f"{report.shards_failed} shards failed; `bmn resume {uri}` runs them again", file=sys.stderr)
+    return code

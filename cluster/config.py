@@ -1,0 +1,254 @@
+"""A search's configuration: a TOML file, command-line flags on top, checked before anything starts.
+
+Every key that can change a result is part of the run's identity (`identity()`): resuming a run
+with a different identity is refused, with the keys that differ named. Keys that only change how
+the work is done (workers, address, time limit, progress display) may differ between attempts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tomllib
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from kernels.dealspace import DealSpace
+from kernels.decks import parse_deck
+from kernels.errors import BmnError
+from kernels.notation import format_deal, parse_deal
+from kernels.search import STRATEGIES
+from kernels.search.climb import CLIMB_DEFAULTS
+
+# Keys that say how a run is executed, not what it computes.
+EXECUTION_KEYS = ("out", "workers", "address", "time_limit", "progress", "max_attempts", "in_flight")
+
+STRATEGY_TABLES = {"climb": ("pool", "top", "max_states"), "extend": ("max_states",),
+                   "ancestors": ("parts", "limit", "max_states")}
+
+
+@dataclass
+class SearchConfig:
+    strategy: str = "random"
+    deck: str = "standard"
+    players: int = 2
+    split: list[int] | None = None
+    deals: int = 1_000_000  # random, climb: deals to play in all
+    range: str | None = None  # exhaustive: "LO:HI" (default: the whole deal space)
+    seed: int = 1
+    min_cards: int = 1000
+    min_tricks: int = 0
+    shard_size: int = 100_000
+    deals_file: str | None = None  # deals, extend: one deal per line
+    deal: str | None = None  # ancestors: the deal whose cycle (or start) to search back from
+    climb: dict = field(default_factory=dict)
+    extend: dict = field(default_factory=dict)
+    ancestors: dict = field(default_factory=dict)
+    # Execution only:
+    out: str = "runs/search"
+    workers: int = 0  # 0: one per CPU of the Ray cluster
+    address: str | None = None
+    time_limit: float = 0  # seconds; 0: none
+    progress: bool = True
+    max_attempts: int = 3
+    in_flight: int = 2  # shards queued per worker
+
+    # Filled by resolve() for the deals and extend strategies: the deals of the deals file, kept in
+    # the run directory (inputs.txt) so a run never depends on the file again; only their hash
+    # and count are part of the config.
+    input_sha256: str | None = None
+    input_count: int = 0
+    input_deals: list[str] = field(default_factory=list, repr=False)
+
+    def space(self) -> DealSpace:
+        return DealSpace.of(parse_deck(self.deck), self.split, self.players)
+
+    def strategy_params(self) -> dict:
+        """The strategy's own parameters with their defaults filled in."""
+        if self.strategy == "climb":
+            return {**CLIMB_DEFAULTS, **self.climb}
+        if self.strategy == "extend":
+            return {"max_states": 200_000, **self.extend}
+        if self.strategy == "ancestors":
+            return {"parts": 1, "limit": None, "max_states": 2_000_000, **self.ancestors}
+        return {}
+
+    def identity(self) -> dict:
+        """What determines the results: everything but the execution keys."""
+        ident = {k: v for k, v in self.to_json().items() if k not in EXECUTION_KEYS}
+        for name in ("climb", "extend", "ancestors"):
+            ident.pop(name)
+        ident.pop("deals_file")  # the deals themselves are identified by input_sha256
+        ident["strategy_params"] = self.strategy_params()
+        ident["deck"] = parse_deck(self.deck).spec()
+        ident["split"] = list(self.space().split)
+        return ident
+
+    def fingerprint(self) -> str:
+        text = json.dumps(self.identity(), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def to_json(self) -> dict:
+        values = asdict(self)
+        values.pop("input_deals")
+        return values
+
+
+def load_toml(path: str) -> dict:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise BmnError(f"config file {path} does not exist") from None
+    except tomllib.TOMLDecodeError as error:
+        raise BmnError(f"config file {path} is not valid TOML: {error}") from None
+    except OSError as error:
+        raise BmnError(f"cannot read config file {path}: {error.strerror}") from None
+
+
+def build_config(values: dict, where: str = "config") -> SearchConfig:
+    """A SearchConfig from plain values (a TOML table, flags), rejecting unknown keys and bad values."""
+    known = {f.name for f in fields(SearchConfig)} - {"input_deals", "input_sha256", "input_count"}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise BmnError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+                       f"known keys are {', '.join(sorted(known))}")
+    config = SearchConfig()
+    for key, value in values.items():
+        setattr(config, key, _coerce(key, value, where))
+    check(config, where)
+    return config
+
+
+_INT_KEYS = {"players", "deals", "seed", "min_cards", "min_tricks", "shard_size", "workers", "max_attempts", "in_flight"}
+
+
+def _coerce(key: str, value: Any, where: str) -> Any:
+    if key in _INT_KEYS:
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, str) and value.replace("_", "").lstrip("-").isdigit():
+                return int(value.replace("_", ""))
+            raise BmnError(f"{where}: {key} must be a whole number, got {value!r}")
+        return value
+    if key == "time_limit":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise BmnError(f"{where}: time_limit must be a number of seconds, got {value!r}")
+        return float(value)
+    if key == "progress":
+        if not isinstance(value, bool):
+            raise BmnError(f"{where}: progress must be true or false")
+        return value
+    if key == "split":
+        if isinstance(value, str):
+            try:
+                return [int(x) for x in value.replace("/", ",").split(",")]
+            except ValueError:
+                raise BmnError(f"{where}: split must be hand sizes such as 26,26, got {value!r}") from None
+        if not isinstance(value, list) or not all(isinstance(x, int) for x in value):
+            raise BmnError(f"{where}: split must be a list of hand sizes such as [26, 26]")
+        return value
+    if key in STRATEGY_TABLES:
+        if not isinstance(value, dict):
+            raise BmnError(f"{where}: [{key}] must be a table")
+        unknown = sorted(set(value) - set(STRATEGY_TABLES[key]))
+        if unknown:
+            raise BmnError(f"{where}: unknown key {unknown[0]!r} in [{key}]; known keys are "
+                           f"{', '.join(STRATEGY_TABLES[key])}")
+        for k, v in value.items():
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < (0 if k == "top" else 1)):
+                raise BmnError(f"{where}: {key}.{k} must be a whole number >= {0 if k == 'top' else 1}, got {v!r}")
+        return dict(value)
+    if value is not None and not isinstance(value, str):
+        raise BmnError(f"{where}: {key} must be text, got {value!r}")
+    return value
+
+
+def check(config: SearchConfig, where: str = "config") -> None:
+    """Impossible values are refused here, before any work starts."""
+    if config.strategy not in STRATEGIES:
+        raise BmnError(f"{where}: unknown strategy {config.strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    space = config.space()  # raises for a bad deck, split or player count
+    for key in ("deals", "shard_size", "max_attempts", "in_flight"):
+        if getattr(config, key) < 1:
+            raise BmnError(f"{where}: {key} must be at least 1")
+    for key in ("min_cards", "min_tricks", "workers", "seed"):
+        if getattr(config, key) < 0:
+            raise BmnError(f"{where}: {key} must not be negative")
+    if config.time_limit < 0:
+        raise BmnError(f"{where}: time_limit must not be negative")
+    if config.range is not None:
+        if config.strategy != "exhaustive":
+            raise BmnError(f"{where}: range applies to the exhaustive strategy only")
+        lo, hi = parse_range(config.range, where)
+        space.check_range(lo, hi)
+    if config.strategy in ("climb", "extend", "ancestors") and (space.players != 2 or space.split[0] != space.split[1]):
+        raise BmnError(f"{where}: the {config.strategy} strategy uses backward play, which needs two players with equal hands")
+    if config.strategy in ("deals", "extend") and not config.deals_file and not config.input_sha256:
+        raise BmnError(f"{where}: the {config.strategy} strategy needs deals_file (one deal per line)")
+    if config.strategy == "ancestors" and not config.deal:
+        raise BmnError(f"{where}: the ancestors strategy needs deal = \"HAND/HAND\"")
+    if config.strategy == "ancestors":
+        parse_deal(config.deal)
+    if not config.out:
+        raise BmnError(f"{where}: out must name a run directory or URI")
+
+
+def parse_range(text: str, where: str = "config") -> tuple[int, int]:
+    lo_text, sep, hi_text = str(text).partition(":")
+    try:
+        lo, hi = int(lo_text.replace("_", "")), int(hi_text.replace("_", ""))
+    except ValueError:
+        raise BmnError(f"{where}: range must be LO:HI with whole numbers, got {text!r}") from None
+    if not sep or lo > hi:
+        raise BmnError(f"{where}: range must be LO:HI with LO <= HI, got {text!r}")
+    return lo, hi
+
+
+def read_deals_file(path: str) -> list[str]:
+    """The deals of a file, one per line (blank lines and # comments skipped), in canonical form."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.readlines()
+    except OSError as error:
+        raise BmnError(f"cannot read deals file {path}: {error.strerror}") from None
+    deals = []
+    for number, raw in enumerate(lines, start=1):
+        text = raw.split("#", 1)[0].strip()
+        if not text:
+            continue
+        try:
+            deals.append(format_deal(parse_deal(text.split())))
+        except BmnError as error:
+            raise BmnError(f"deals file {path}, line {number}: {error}") from None
+    if not deals:
+        raise BmnError(f"deals file {path} holds no deals")
+    return deals
+
+
+def resolve(config: SearchConfig) -> SearchConfig:
+    """Read what the config points to (the deals file), so the run is self-contained."""
+    if config.strategy in ("deals", "extend") and config.deals_file and not config.input_deals:
+        set_inputs(config, read_deals_file(os.path.expanduser(config.deals_file)))
+    if config.strategy == "ancestors" and config.deal:
+        config.deal = format_deal(parse_deal(config.deal))
+    return config
+
+
+def set_inputs(config: SearchConfig, deals: list[str]) -> None:
+    config.input_deals = deals
+    config.input_count = len(deals)
+    config.input_sha256 = hashlib.sha256("\n".join(deals).encode()).hexdigest()
+
+
+def from_json(values: dict) -> SearchConfig:
+    """The config stored in a run's run.json."""
+    known = {f.name for f in fields(SearchConfig)} - {"input_deals"}
+    config = SearchConfig(**{k: v for k, v in values.items() if k in known})
+    check(config, "run.json")
+    return config
+
+
+def differences(a: SearchConfig, b: SearchConfig) -> list[str]:
+    ia, ib = a.identity(), b.identity()
+    return [f"{k}: {ia.get(k)!r} in the run, {ib.get(k)!r} now" for k in sorted(set(ia) | set(ib)) if ia.get(k) != ib.get(k)]

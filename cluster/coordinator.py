@@ -1,0 +1,364 @@
+"""The coordinator: runs a plan's shards on Ray actors and keeps the run's files.
+
+One path for data: plan -> shard description to an actor -> the actor runs the kernels ->
+candidate rows and summary back -> the coordinator writes the shard file atomically -> at the
+end (and whenever asked) the summary tables are rebuilt from the shard files.
+
+Failures:
+- an actor that dies mid-shard (killed, out of memory, node lost): its shards go back in the
+  queue and run on another actor; the dead actor is replaced. After `max_attempts` attempts a
+  shard is written as failed (no rows) and the run goes on; `bmn resume` tries it again.
+- a driver that dies (Ctrl-C, SIGKILL, preempted): finished shards are on disk; `bmn resume RUN`
+  (or the same command again) skips them and runs the rest. Shard files are named by shard id and
+  written in one step, so nothing is lost and nothing is counted twice.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import time
+from dataclasses import dataclass, field
+
+import ray
+
+from kernels.errors import BmnError
+
+from . import __version__
+from .config import SearchConfig, differences, from_json
+from .plan import Plan, Shard
+from .progress import ProgressView
+from .storage import RunStore
+from .tables import (GAMES_SCHEMA, SCHEMA_VERSION, TABLES, build_tables, read_contents, read_summaries, shard_file_name,
+                     shard_file_table, shard_summary, write_tables)
+from .worker import WORKER_ENV, ShardWorker
+
+RUN_JSON = "run.json"
+INPUTS = "inputs.txt"
+PROGRESS_JSON = "progress.json"
+HEARTBEAT_S = 5.0
+
+
+@dataclass
+class RunReport:
+    uri: str
+    state: str  # "finished", "time limit", "interrupted"
+    shards_total: int
+    shards_done: int
+    shards_failed: int
+    deals: int
+    cards: int
+    elapsed_s: float
+    cycles: int
+    longest: list[dict] = field(default_factory=list)
+    new_shards: int = 0
+
+    def to_json(self) -> dict:
+        return self.__dict__.copy()
+
+
+class _Actor:
+    def __init__(self, handle, warm_ref):
+        self.handle = handle
+        self.warm_ref = warm_ref
+        self.ready = False
+        self.alive = True
+        self.where = "?"
+        self.in_flight = 0
+
+
+def code_version() -> str:
+    """The package version, with the git commit when run from a checkout."""
+    version = __version__
+    here = os.path.dirname(os.path.abspath(__file__))
+    head = os.path.join(here, "..", ".git", "HEAD")
+    try:
+        with open(head) as f:
+            ref = f.read().strip()
+        if ref.startswith("ref: "):
+            with open(os.path.join(here, "..", ".git", ref[5:])) as f:
+                ref = f.read().strip()
+        version += "+g" + ref[:10]
+    except OSError:
+        pass
+    return version
+
+
+def open_run(config: SearchConfig, store: RunStore, resume: bool) -> SearchConfig:
+    """Create the run's run.json, or check that an existing run is the same search."""
+    if store.exists(RUN_JSON):
+        stored = store.read_json(RUN_JSON)
+        previous = from_json(stored["config"])
+        if stored.get("schema_version") != SCHEMA_VERSION:
+            raise BmnError(f"run {store.uri} was written with table schema {stored.get('schema_version')}, "
+                           f"this bmn writes schema {SCHEMA_VERSION}")
+        if previous.strategy in ("deals", "extend"):
+            previous.input_deals = store.read_bytes(INPUTS).decode().splitlines()
+        if resume:
+            # Execution settings may change between attempts; what is computed may not.
+            for key in ("workers", "address", "time_limit", "progress", "max_attempts", "in_flight"):
+                setattr(previous, key, getattr(config, key))
+            previous.out = config.out
+            return previous
+        diff = differences(previous, config)
+        if diff:
+            raise BmnError(f"run {store.uri} holds a different search ({'; '.join(diff)}); "
+                           f"use another --out, or `bmn resume {store.uri}` to finish that one")
+        config.input_deals = previous.input_deals or config.input_deals
+        return config
+    if resume:
+        raise BmnError(f"{store.uri} is not a bmn run (no {RUN_JSON}); start one with `bmn search --out {store.uri}`")
+    if config.input_deals:
+        store.write_bytes(INPUTS, ("\n".join(config.input_deals) + "\n").encode())
+    store.write_json(RUN_JSON, {"config": config.to_json(), "fingerprint": config.fingerprint(),
+                                "code_version": code_version(), "schema_version": SCHEMA_VERSION,
+                                "created_at": time.time(), "tables": list(TABLES)})
+    return config
+
+
+def connect(config: SearchConfig) -> bool:
+    """Join the configured Ray cluster, or start a local one. True if this call started Ray."""
+    if ray.is_initialized():
+        return False
+    address = config.address or os.environ.get("RAY_ADDRESS")
+    try:
+        if address:
+            ray.init(address=address, logging_level="WARNING", log_to_driver=False)
+        else:
+            ray.init(num_cpus=config.workers or os.cpu_count(), include_dashboard=False,
+                     logging_level="WARNING", log_to_driver=False)
+    except ConnectionError as error:
+        raise BmnError(f"cannot reach the Ray cluster at {address}: {error}") from None
+    return True
+
+
+class Coordinator:
+    def __init__(self, config: SearchConfig, store: RunStore, progress: ProgressView | None = None):
+        self.config = config
+        self.store = store
+        self.plan = Plan(config)
+        self.progress = progress or ProgressView(enabled=False)
+        self.actors: list[_Actor] = []
+        self.attempts: dict[int, int] = collections.Counter()
+        self.retry: collections.deque[int] = collections.deque()
+        self.in_flight: dict = {}  # ref -> (shard, actor, started)
+        self.deals = 0
+        self.cards = 0
+        self.session_deals = 0
+        self.longest: list[dict] = []
+        self.cycle_ids: set[str] = set()
+        self.done = 0
+        self.failed = 0
+        self.new = 0
+        self._finished: set[int] | None = None
+        self.on_shard_done = None  # a hook for tests: called with the coordinator after each shard
+
+    # -- actors ---------------------------------------------------------------------------------
+    def _start_actor(self) -> None:
+        space = self.plan.space
+        handle = ShardWorker.options(runtime_env={"env_vars": WORKER_ENV}).remote(
+            self.config.deck, space.split, self.config.strategy)
+        self.actors.append(_Actor(handle, handle.warm_up.remote()))
+
+    def _workers_wanted(self) -> int:
+        if self.config.workers:
+            return self.config.workers
+        return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+    def _kill_all(self) -> None:
+        for actor in self.actors:
+            if actor.alive:
+                try:
+                    ray.kill(actor.handle, no_restart=True)
+                except Exception:
+                    pass
+                actor.alive = False
+
+    # -- the loop -------------------------------------------------------------------------------
+    def _load(self) -> set[int]:
+        if self._finished is None:
+            summaries = read_summaries(self.store)
+            self._finished = {k for k, s in summaries.items() if s["status"] == "done"}
+            for s in summaries.values():
+                if s["status"] == "done":
+                    self._count(s)
+            self.done = len(self._finished)
+        return self._finished
+
+    def has_work(self) -> bool:
+        return len(self._load()) < self.plan.count
+
+    def run(self) -> RunReport:
+        t0 = time.time()
+        finished = self._load()
+        if not self.has_work():
+            self._finish("finished", t0)
+            return self.report("finished", t0)
+        pending = (k for k in range(self.plan.count) if k not in finished)
+        deadline = t0 + self.config.time_limit if self.config.time_limit else None
+        state = "finished"
+        for _ in range(self._workers_wanted()):
+            self._start_actor()
+        self.progress.start(self.plan.count, self.done, self.deals)
+        last_beat = 0.0
+        exhausted = False
+        try:
+            while True:
+                now = time.time()
+                if deadline is not None and now >= deadline:
+                    state = "time limit"
+                    break
+                exhausted = self._submit(pending) or exhausted
+                if exhausted and not self.retry and not self.in_flight:
+                    break
+                waiting = list(self.in_flight) + [a.warm_ref for a in self.actors if a.alive and not a.ready]
+                timeout = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.time()))
+                ready, _ = ray.wait(waiting, num_returns=1, timeout=timeout) if waiting else ([], [])
+                for ref in ready:
+                    self._collect(ref)
+                if time.time() - last_beat > HEARTBEAT_S:
+                    self.store.heartbeat()
+                    self._write_progress("running", t0)
+                    last_beat = time.time()
+                self.progress.update(self.done, self.deals, self._longest_cards(), len(self.cycle_ids), self.failed)
+        except KeyboardInterrupt:
+            state = "interrupted"
+        finally:
+            self._kill_all()
+            self.progress.stop()
+        self._finish(state, t0)
+        return self.report(state, t0)
+
+    def _submit(self, pending) -> bool:
+        """Give free actors shards; True once the plan has no more new shards."""
+        for actor in self.actors:
+            while actor.alive and actor.ready and actor.in_flight < self.config.in_flight:
+                if self.retry:
+                    k = self.retry.popleft()
+                else:
+                    k = next(pending, None)
+                    if k is None:
+                        return True
+                shard = self.plan.shard(k)
+                ref = actor.handle.run.remote(shard)
+                actor.in_flight += 1
+                self.attempts[k] += 1
+                self.in_flight[ref] = (shard, actor, time.time())
+        return False
+
+    def _collect(self, ref) -> None:
+        for actor in self.actors:
+            if actor.warm_ref == ref and not actor.ready:
+                try:
+                    actor.where = ray.get(ref)
+                    actor.ready = True
+                except ray.exceptions.RayError:
+                    self._replace(actor)
+                return
+        shard, actor, started = self.in_flight.pop(ref)
+        actor.in_flight -= 1
+        try:
+            table, summary = ray.get(ref)
+        except ray.exceptions.RayTaskError as error:
+            # The shard raised inside a live actor: retry it, then record it as failed.
+            self._retry_or_fail(shard, f"{type(error.cause).__name__}: {error.cause}" if error.cause else str(error))
+            return
+        except ray.exceptions.RayError as error:
+            # The actor's process or node is gone: replace the actor, run the shard elsewhere.
+            if actor.alive:
+                self._replace(actor)
+            self._retry_or_fail(shard, f"worker lost: {type(error).__name__}")
+            return
+        summary["attempts"] = self.attempts[shard.id]
+        self.store.write_parquet(shard_file_name(shard.id), shard_file_table(table, [summary]))
+        self.done += 1
+        self.new += 1
+        self.session_deals += summary["deals"]
+        self._count(summary)
+        if table.num_rows:
+            for cid in table.column("cycle_id").drop_null().to_pylist():
+                self.cycle_ids.add(cid)
+        if self.on_shard_done is not None:
+            self.on_shard_done(self)
+
+    def _replace(self, actor: _Actor) -> None:
+        actor.alive = False
+        try:
+            ray.kill(actor.handle, no_restart=True)
+        except Exception:
+            pass
+        self._start_actor()
+
+    def _retry_or_fail(self, shard: Shard, error: str) -> None:
+        if self.attempts[shard.id] < self.config.max_attempts:
+            self.retry.append(shard.id)
+            return
+        summary = shard_summary(shard.id, shard.strategy, shard.params, None, status="failed", elapsed_s=0.0,
+                                attempts=self.attempts[shard.id], worker="", finished_at=time.time(), error=error)
+        self.store.write_parquet(shard_file_name(shard.id), shard_file_table(GAMES_SCHEMA.empty_table(), [summary]))
+        self.failed += 1
+
+    def _count(self, summary: dict) -> None:
+        self.deals += summary["deals"]
+        self.cards += summary["cards"]
+        if summary.get("longest"):
+            self.longest.append(summary["longest"])
+            self.longest.sort(key=lambda g: (-g["cards"], g["hands"]))
+            del self.longest[5:]
+
+    def _longest_cards(self) -> int:
+        return self.longest[0]["cards"] if self.longest else 0
+
+    def _write_progress(self, state: str, t0: float) -> None:
+        elapsed = time.time() - t0
+        self.store.write_json(PROGRESS_JSON, {
+            "state": state, "updated_at": time.time(), "elapsed_s": round(elapsed, 2),
+            "shards_total": self.plan.count, "shards_done": self.done, "shards_failed": self.failed,
+            "shards_in_flight": len(self.in_flight), "deals": self.deals, "cards": self.cards,
+            "new_shards": self.new, "session_deals": self.session_deals, "longest": self._longest_cards(), "cycles": len(self.cycle_ids),
+            "workers": sum(a.alive for a in self.actors),
+        })
+
+    def _finish(self, state: str, t0: float) -> None:
+        contents = read_contents(self.store)
+        tables = build_tables(contents)
+        write_tables(self.store, tables)
+        self.cycle_ids = set(tables["cycles"].column("cycle_id").to_pylist())
+        self.failed = sum(1 for s in contents.summaries.values() if s["status"] == "failed")
+        self._write_progress(state, t0)
+
+    def report(self, state: str, t0: float) -> RunReport:
+        return RunReport(self.store.uri, state, self.plan.count, self.done, self.failed, self.deals, self.cards,
+                         round(time.time() - t0, 2), len(self.cycle_ids), list(self.longest), self.new)
+
+
+def run_search(config: SearchConfig, *, resume: bool = False, progress: ProgressView | None = None,
+               on_shard_done=None) -> RunReport:
+    """Run (or resume) a search to the end, the time limit, or an interrupt."""
+    store = RunStore(config.out)
+    store.make_root()
+    store.acquire()
+    started_ray = False
+    try:
+        config = open_run(config, store, resume)
+        coordinator = Coordinator(config, store, progress)
+        coordinator.on_shard_done = on_shard_done
+        if coordinator.has_work():
+            started_ray = connect(config)
+        return coordinator.run()
+    finally:
+        store.release()
+        if started_ray:
+            ray.shutdown()
+
+
+def read_run_config(uri: str) -> SearchConfig:
+    store = RunStore(uri)
+    if not store.exists(RUN_JSON):
+        raise BmnError(f"{uri} is not a bmn run (no {RUN_JSON})")
+    return from_json(store.read_json(RUN_JSON)["config"])
+
+
+def dumps(report: RunReport) -> str:
+    return json.dumps(report.to_json())

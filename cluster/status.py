@@ -1,0 +1,75 @@
+"""`bmn status RUN`: where a running or finished run stands, read from its files alone."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from kernels.errors import BmnError
+
+from .config import from_json
+from .plan import Plan
+from .storage import RunStore
+from .tables import read_summaries
+
+RUN_JSON = "run.json"
+PROGRESS_JSON = "progress.json"
+
+
+def run_status_dict(uri: str) -> dict:
+    store = RunStore(uri)
+    if not store.exists(RUN_JSON):
+        raise BmnError(f"{uri} is not a bmn run (no {RUN_JSON})")
+    config = from_json(store.read_json(RUN_JSON)["config"])
+    plan = Plan(config)
+    summaries = read_summaries(store)
+    done = [s for s in summaries.values() if s["status"] == "done"]
+    failed = sum(1 for s in summaries.values() if s["status"] == "failed")
+    progress = store.read_json(PROGRESS_JSON) if store.exists(PROGRESS_JSON) else {}
+    lock = store.read_lock()
+    running = lock is not None and not store._stale(lock)
+    state = "running" if running else progress.get("state", "not started")
+    if not running and state == "running":
+        state = "stopped (the job died; resume it)"
+    elapsed = progress.get("elapsed_s") or 0.0
+    session_deals = progress.get("session_deals", 0)
+    new_shards = progress.get("new_shards", 0)
+    rate = session_deals / elapsed if elapsed else None
+    pending = plan.count - len(done) - failed
+    eta = pending * elapsed / new_shards if new_shards and running else None
+    longest = max((s["longest"] for s in done if s.get("longest")), key=lambda g: (g["cards"], g["hands"]),
+                  default=None)
+    cycles = sorted({cid for s in done for cid in s.get("cycle_ids", [])})
+    return {
+        "run": uri, "strategy": config.strategy, "deck": config.deck, "split": list(plan.space.split),
+        "state": state, "updated_at": progress.get("updated_at"),
+        "owner": lock.describe() if running else None,
+        "shards_total": plan.count, "shards_done": len(done), "shards_failed": failed, "shards_pending": pending,
+        "deals": sum(s["deals"] for s in done), "cards": sum(s["cards"] for s in done),
+        "deals_per_s": None if rate is None else round(rate, 1), "eta_s": None if eta is None else round(eta, 1),
+        "longest": longest, "cycles": len(cycles),
+    }
+
+
+def run_status(uri: str, as_json: bool = False) -> int:
+    st = run_status_dict(uri)
+    if as_json:
+        print(json.dumps(st))
+        return 0
+    print(f"run       {st['run']}  ({st['strategy']}, {st['deck']} {'/'.join(map(str, st['split']))})")
+    state = st["state"]
+    if st["owner"]:
+        ago = time.time() - (st["updated_at"] or time.time())
+        state += f" ({st['owner']}, updated {ago:.0f} s ago)"
+    print(f"state     {state}")
+    print(f"shards    {st['shards_done']:,} done, {st['shards_failed']:,} failed, {st['shards_pending']:,} pending"
+          f" of {st['shards_total']:,}")
+    rate = f", {st['deals_per_s']:,.0f} deals/s" if st["deals_per_s"] else ""
+    print(f"deals     {st['deals']:,} played{rate}")
+    if st["eta_s"] is not None:
+        print(f"ETA       {st['eta_s']:,.0f} s")
+    if st["longest"]:
+        g = st["longest"]
+        print(f"longest   {g['cards']} cards, {g['tricks']} tricks: {g['hands']}")
+    print(f"cycles    {st['cycles']} distinct")
+    return 0

@@ -1,0 +1,231 @@
+"""A run's directory or object-store prefix, through pyarrow's filesystems.
+
+`RunStore("runs/x")` is a local directory; `RunStore("s3://bucket/prefix")` is S3 (or any
+S3-compatible store: the endpoint comes from `?endpoint_override=http://host:port` in the URI or
+from the AWS_ENDPOINT_URL variable; credentials from the usual AWS variables).
+
+Every file is written atomically: locally to a temporary name then renamed, on S3 as one object
+PUT (an object appears only once complete). So a reader never sees half a file, and a shard
+written twice (a retry) replaces itself instead of adding rows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import socket
+import time
+import uuid
+from dataclasses import dataclass
+from urllib.parse import parse_qs, urlparse
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from kernels.errors import BmnError
+
+LOCK = "run.lock"
+# A lock whose heartbeat is older than this belongs to a job that died (Ctrl-C, SIGKILL, lost node).
+LOCK_STALE_S = 90.0
+
+
+def _s3(uri: str) -> tuple[pafs.FileSystem, str]:
+    parsed = urlparse(uri)
+    query = {k: v[-1] for k, v in parse_qs(parsed.query).items()}
+    options = {}
+    endpoint = query.get("endpoint_override") or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get(
+        "AWS_ENDPOINT_URL")
+    if endpoint:
+        scheme, _, host = endpoint.partition("://")
+        options["endpoint_override"] = host or scheme
+        options["scheme"] = scheme if host else query.get("scheme", "https")
+    if "region" in query or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION"):
+        options["region"] = query.get("region") or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    elif endpoint:
+        options["region"] = "us-east-1"
+    if "scheme" in query:
+        options["scheme"] = query["scheme"]
+    try:
+        fs = pafs.S3FileSystem(**options)
+    except Exception as error:  # pyarrow raises ArrowInvalid and friends
+        raise BmnError(f"cannot open {uri}: {error}") from None
+    path = (parsed.netloc + parsed.path).rstrip("/")
+    if not parsed.netloc:
+        raise BmnError(f"{uri} names no bucket")
+    return fs, path
+
+
+def open_filesystem(uri: str) -> tuple[pafs.FileSystem, str, bool]:
+    """(filesystem, root path, is_local) for a directory path or URI."""
+    if "://" in uri:
+        scheme = uri.split("://", 1)[0].lower()
+        if scheme == "s3":
+            fs, path = _s3(uri)
+            return fs, path, False
+        if scheme == "file":
+            return pafs.LocalFileSystem(), os.path.abspath(urlparse(uri).path), True
+        try:
+            fs, path = pafs.FileSystem.from_uri(uri)
+        except Exception as error:
+            raise BmnError(f"cannot open {uri}: {error}") from None
+        return fs, path.rstrip("/"), False
+    return pafs.LocalFileSystem(), os.path.abspath(os.path.expanduser(uri)), True
+
+
+@dataclass
+class LockInfo:
+    owner: str
+    host: str
+    pid: int
+    started: float
+    heartbeat: float
+
+    def describe(self) -> str:
+        return f"pid {self.pid} on {self.host}, started {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(self.started))}"
+
+
+class RunStore:
+    def __init__(self, uri: str):
+        self.uri = uri
+        self.fs, self.root, self.local = open_filesystem(uri)
+        self.owner: str | None = None
+        self._lock_started = 0.0
+
+    def path(self, rel: str) -> str:
+        return posixpath.join(self.root, rel) if not self.local else os.path.join(self.root, rel)
+
+    # -- reading ----------------------------------------------------------------------------
+    def exists(self, rel: str) -> bool:
+        try:
+            return self.fs.get_file_info(self.path(rel)).type != pafs.FileType.NotFound
+        except OSError as error:
+            raise BmnError(f"cannot reach {self.uri}: {error}") from None
+
+    def read_bytes(self, rel: str) -> bytes:
+        with self.fs.open_input_stream(self.path(rel)) as stream:
+            return stream.read()
+
+    def read_json(self, rel: str):
+        return json.loads(self.read_bytes(rel))
+
+    def list(self, rel_dir: str, suffix: str = "") -> list[str]:
+        """Names of the files in a sub-directory (sorted), [] if it does not exist."""
+        selector = pafs.FileSelector(self.path(rel_dir), allow_not_found=True)
+        try:
+            infos = self.fs.get_file_info(selector)
+        except OSError as error:
+            raise BmnError(f"cannot list {self.uri}: {error}") from None
+        names = [posixpath.basename(i.path) for i in infos if i.type == pafs.FileType.File]
+        return sorted(n for n in names if n.endswith(suffix) and not n.startswith("."))
+
+    def read_parquet(self, rel: str) -> pa.Table:
+        return pq.read_table(self.path(rel), filesystem=self.fs)
+
+    def parquet_metadata(self, rel: str) -> dict[bytes, bytes]:
+        with self.fs.open_input_file(self.path(rel)) as f:
+            return pq.ParquetFile(f).schema_arrow.metadata or {}
+
+    # -- writing (atomic) -----------------------------------------------------------------------
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        target = self.path(rel)
+        if self.local:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.{uuid.uuid4().hex}.tmp")
+            with open(tmp, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, target)
+        else:
+            with self.fs.open_output_stream(target) as stream:
+                stream.write(data)
+
+    def write_json(self, rel: str, value) -> None:
+        self.write_bytes(rel, (json.dumps(value, indent=1, sort_keys=True) + "\n").encode())
+
+    def write_parquet(self, rel: str, table: pa.Table) -> None:
+        sink = pa.BufferOutputStream()
+        pq.write_table(table, sink, compression="zstd")
+        self.write_bytes(rel, sink.getvalue().to_pybytes())
+
+    def delete(self, rel: str) -> None:
+        try:
+            self.fs.delete_file(self.path(rel))
+        except FileNotFoundError:
+            pass
+
+    def make_root(self) -> None:
+        if self.local:
+            try:
+                os.makedirs(self.root, exist_ok=True)
+            except OSError as error:
+                raise BmnError(f"cannot create run directory {self.uri}: {error.strerror}") from None
+            if not os.path.isdir(self.root):
+                raise BmnError(f"{self.uri} exists and is not a directory")
+
+    # -- the lock: one job writes a run at a time -----------------------------------------------
+    def read_lock(self) -> LockInfo | None:
+        try:
+            data = self.read_json(LOCK)
+            return LockInfo(**data)
+        except (FileNotFoundError, OSError, ValueError, TypeError):
+            return None
+
+    def acquire(self) -> None:
+        """Take the run's lock, or refuse if a live job holds it."""
+        holder = self.read_lock()
+        if holder is not None and not self._stale(holder):
+            raise BmnError(f"run {self.uri} is being written by another job ({holder.describe()}); "
+                           f"wait for it to finish or stop it first")
+        self.owner = uuid.uuid4().hex
+        self._lock_started = time.time()
+        info = self._info()
+        if self.local and holder is None:
+            # Exclusive create: of two jobs starting at once, exactly one gets here first.
+            try:
+                fd = os.open(self.path(LOCK), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                other = self.read_lock()
+                raise BmnError(f"run {self.uri} is being written by another job "
+                               f"({other.describe() if other else 'just started'})") from None
+            with os.fdopen(fd, "w") as handle:
+                json.dump(info.__dict__, handle)
+        else:
+            self.write_json(LOCK, info.__dict__)
+            time.sleep(0.05)
+        mine = self.read_lock()
+        if mine is None or mine.owner != self.owner:
+            raise BmnError(f"run {self.uri} was taken by another job starting at the same time")
+
+    def heartbeat(self) -> None:
+        if self.owner is not None:
+            holder = self.read_lock()
+            if holder is not None and holder.owner != self.owner:
+                raise BmnError(f"another job took over run {self.uri} ({holder.describe()})")
+            self.write_json(LOCK, self._info().__dict__)
+
+    def release(self) -> None:
+        if self.owner is not None:
+            holder = self.read_lock()
+            if holder is None or holder.owner == self.owner:
+                self.delete(LOCK)
+            self.owner = None
+
+    def _info(self) -> LockInfo:
+        return LockInfo(self.owner, socket.gethostname(), os.getpid(), self._lock_started, time.time())
+
+    @staticmethod
+    def _stale(holder: LockInfo) -> bool:
+        if holder.host == socket.gethostname():
+            try:
+                os.kill(holder.pid, 0)
+            except ProcessLookupError:
+                return True  # that job is gone
+            except PermissionError:
+                pass
+            else:
+                if holder.pid == os.getpid():
+                    return False
+        return time.time() - holder.heartbeat > LOCK_STALE_S

@@ -1,0 +1,243 @@
+"""The run's tables: what a shard's output looks like, and how the summary tables are rebuilt.
+
+A shard file (`shards/<shard>.parquet`) holds the `games` rows of the shards it covers and, in its
+Parquet key-value metadata under `bmn.shards`, one summary per shard: the manifest row, the
+shard's game-length histogram (sparse), its wins and its longest game. One file is written in
+one atomic step, so a shard is either wholly there or not at all; `bmn compact` later merges
+many shard files into one, carrying their summaries along. Readers take each shard once.
+
+Summary tables (rebuilt from the shard files, the same whatever the number of workers, the
+order shards finished in, or the failures on the way):
+    games      one row per candidate deal (a deal met twice is kept once: the first by shard, index)
+    cycles     one row per distinct cycle_id
+    shards     the manifest, one row per shard
+    histogram  finite games by length in cards, merged over shards
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kernels.search import Candidate, ShardResult
+
+from .storage import RunStore
+
+SCHEMA_VERSION = 1
+SHARDS_DIR = "shards"
+META_KEY = b"bmn.shards"
+TABLES = ("games", "cycles", "shards", "histogram")
+
+GAMES_SCHEMA = pa.schema([
+    ("hands", pa.string()),
+    ("outcome", pa.string()),
+    ("winner", pa.int8()),
+    ("tricks", pa.int64()),
+    ("cards", pa.int64()),
+    ("preperiod_tricks", pa.int64()),
+    ("preperiod_cards", pa.int64()),
+    ("period_tricks", pa.int64()),
+    ("period_cards", pa.int64()),
+    ("cycle_id", pa.string()),
+    ("strategy", pa.string()),
+    ("shard", pa.int64()),
+    ("index", pa.int64()),  # where the shard met the deal (offset in the range, deal number in the stream)
+    ("rank", pa.decimal128(38, 0)),  # exhaustive: the deal's rank (ranks exceed 64 bits)
+    ("deck", pa.string()),
+])
+
+SHARDS_SCHEMA = pa.schema([
+    ("shard", pa.int64()),
+    ("strategy", pa.string()),
+    ("params", pa.string()),
+    ("status", pa.string()),
+    ("deals", pa.int64()),
+    ("cards", pa.int64()),
+    ("max_cards", pa.int64()),
+    ("cycles", pa.int64()),
+    ("candidates", pa.int64()),
+    ("elapsed_s", pa.float64()),
+    ("attempts", pa.int64()),
+    ("worker", pa.string()),
+    ("finished_at", pa.float64()),
+    ("error", pa.string()),
+])
+
+CYCLES_SCHEMA = pa.schema([
+    ("cycle_id", pa.string()),
+    ("period_tricks", pa.int64()),
+    ("period_cards", pa.int64()),
+    ("hands", pa.string()),  # a representative deal: the first that entered it (by shard, index)
+    ("deals", pa.int64()),  # candidate deals that entered it
+    ("first_shard", pa.int64()),
+    ("min_preperiod_tricks", pa.int64()),
+    ("max_preperiod_tricks", pa.int64()),
+])
+
+HISTOGRAM_SCHEMA = pa.schema([("cards", pa.int64()), ("games", pa.int64())])
+
+
+def games_table(candidates: list[Candidate], strategy: str, shard: int, deck: str, rank_base: int | None) -> pa.Table:
+    cols = {name: [] for name in GAMES_SCHEMA.names}
+    for c in candidates:
+        r = c.result
+        cols["hands"].append(c.hands)
+        cols["outcome"].append(r.outcome)
+        cols["winner"].append(r.winner)
+        cols["tricks"].append(r.tricks)
+        cols["cards"].append(r.cards)
+        cols["preperiod_tricks"].append(r.preperiod_tricks)
+        cols["preperiod_cards"].append(r.preperiod_cards)
+        cols["period_tricks"].append(r.period_tricks)
+        cols["period_cards"].append(r.period_cards)
+        cols["cycle_id"].append(r.cycle_id)
+        cols["strategy"].append(strategy)
+        cols["shard"].append(shard)
+        cols["index"].append(c.index)
+        cols["rank"].append(None if rank_base is None else rank_base + c.index)
+        cols["deck"].append(deck)
+    import decimal
+
+    cols["rank"] = [None if v is None else decimal.Decimal(v) for v in cols["rank"]]
+    return pa.table(cols, schema=GAMES_SCHEMA)
+
+
+def shard_summary(shard_id: int, strategy: str, params: dict, result: ShardResult | None, *, status: str,
+                  elapsed_s: float, attempts: int, worker: str, finished_at: float, error: str | None = None) -> dict:
+    """The manifest row of a shard plus what the summary tables need (histogram, wins, longest)."""
+    summary = {
+        "shard": shard_id, "strategy": strategy, "params": json.dumps(params, sort_keys=True), "status": status,
+        "deals": 0, "cards": 0, "max_cards": 0, "cycles": 0, "candidates": 0,
+        "elapsed_s": round(float(elapsed_s), 4), "attempts": attempts, "worker": worker,
+        "finished_at": finished_at, "error": error, "histogram": {}, "wins": [], "longest": None,
+        "cycle_ids": [],
+    }
+    if result is not None:
+        nz = np.nonzero(result.histogram)[0]
+        summary.update(
+            deals=result.deals, cards=result.cards, max_cards=result.max_cards, cycles=result.cycles,
+            candidates=len(result.candidates), wins=[int(w) for w in result.wins],
+            histogram={str(int(k)): int(result.histogram[k]) for k in nz},
+            longest=None if result.longest is None else {
+                "hands": result.longest.hands, "index": result.longest.index, **result.longest.result.to_dict()},
+            cycle_ids=sorted({c.result.cycle_id for c in result.candidates if c.result.cycle_id}),
+        )
+    return summary
+
+
+def shard_file_table(games: pa.Table, summaries: list[dict]) -> pa.Table:
+    meta = {META_KEY: json.dumps(summaries, sort_keys=True).encode()}
+    return games.replace_schema_metadata(meta)
+
+
+def shard_file_name(shard_id: int) -> str:
+    return f"{SHARDS_DIR}/{shard_id:012d}.parquet"
+
+
+@dataclass
+class RunContents:
+    """Everything the shard files of a run hold, each shard once."""
+
+    summaries: dict[int, dict] = field(default_factory=dict)
+    games: list[pa.Table] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+    @property
+    def done(self) -> set[int]:
+        return {k for k, s in self.summaries.items() if s["status"] == "done"}
+
+
+def read_summaries(store: RunStore) -> dict[int, dict]:
+    """The shard summaries only (Parquet footers), each shard once."""
+    out: dict[int, dict] = {}
+    for name in store.list(SHARDS_DIR, ".parquet"):
+        meta = store.parquet_metadata(f"{SHARDS_DIR}/{name}")
+        for s in json.loads(meta.get(META_KEY, b"[]")):
+            previous = out.get(s["shard"])
+            if previous is None or (previous["status"] != "done" and s["status"] == "done"):
+                out[s["shard"]] = s
+    return out
+
+
+def read_contents(store: RunStore) -> RunContents:
+    contents = RunContents()
+    for name in store.list(SHARDS_DIR, ".parquet"):
+        rel = f"{SHARDS_DIR}/{name}"
+        table = store.read_parquet(rel)
+        summaries = json.loads((table.schema.metadata or {}).get(META_KEY, b"[]"))
+        take = []
+        for s in summaries:
+            previous = contents.summaries.get(s["shard"])
+            if previous is None or (previous["status"] != "done" and s["status"] == "done"):
+                contents.summaries[s["shard"]] = s
+                take.append(s["shard"])
+        contents.files.append(rel)
+        if take and table.num_rows:
+            mask = pc.is_in(table["shard"], value_set=pa.array(take, pa.int64()))
+            # A shard whose rows sit in two files (a compaction stopped half-way) is read from one.
+            contents.games.append(table.filter(mask).replace_schema_metadata(None))
+    return contents
+
+
+def build_tables(contents: RunContents) -> dict[str, pa.Table]:
+    games = pa.concat_tables(contents.games, promote_options="none") if contents.games else GAMES_SCHEMA.empty_table()
+    games = games.cast(GAMES_SCHEMA)
+    done = contents.done
+    if games.num_rows:
+        games = games.filter(pc.is_in(games["shard"], value_set=pa.array(sorted(done), pa.int64())))
+        games = games.sort_by([("shard", "ascending"), ("index", "ascending"), ("hands", "ascending")])
+        # One row per deal: the first by (shard, index).
+        _, first = np.unique(np.asarray(games["hands"].to_pylist(), dtype=object), return_index=True)
+        games = games.take(pa.array(np.sort(first)))
+    return {
+        "games": games,
+        "cycles": cycles_table(games),
+        "shards": manifest_table(contents.summaries),
+        "histogram": histogram_table(contents.summaries),
+    }
+
+
+def cycles_table(games: pa.Table) -> pa.Table:
+    rows: dict[str, dict] = {}
+    for g in games.filter(pc.equal(games["outcome"], "cycle")).to_pylist() if games.num_rows else []:
+        row = rows.get(g["cycle_id"])
+        if row is None:
+            rows[g["cycle_id"]] = {
+                "cycle_id": g["cycle_id"], "period_tricks": g["period_tricks"], "period_cards": g["period_cards"],
+                "hands": g["hands"], "deals": 1, "first_shard": g["shard"],
+                "min_preperiod_tricks": g["preperiod_tricks"], "max_preperiod_tricks": g["preperiod_tricks"],
+            }
+        else:
+            row["deals"] += 1
+            row["min_preperiod_tricks"] = min(row["min_preperiod_tricks"], g["preperiod_tricks"])
+            row["max_preperiod_tricks"] = max(row["max_preperiod_tricks"], g["preperiod_tricks"])
+    ordered = sorted(rows.values(), key=lambda r: (r["first_shard"], r["cycle_id"]))
+    return pa.Table.from_pylist(ordered, schema=CYCLES_SCHEMA)
+
+
+def manifest_table(summaries: dict[int, dict]) -> pa.Table:
+    rows = [{k: s.get(k) for k in SHARDS_SCHEMA.names} for _, s in sorted(summaries.items())]
+    return pa.Table.from_pylist(rows, schema=SHARDS_SCHEMA)
+
+
+def merged_histogram(summaries: dict[int, dict]) -> dict[int, int]:
+    total: dict[int, int] = {}
+    for s in summaries.values():
+        if s["status"] == "done":
+            for k, v in s["histogram"].items():
+                total[int(k)] = total.get(int(k), 0) + v
+    return total
+
+
+def histogram_table(summaries: dict[int, dict]) -> pa.Table:
+    merged = merged_histogram(summaries)
+    return pa.table({"cards": sorted(merged), "games": [merged[k] for k in sorted(merged)]}, schema=HISTOGRAM_SCHEMA)
+
+
+def write_tables(store: RunStore, tables: dict[str, pa.Table]) -> None:
+    for name, table in tables.items():
+        store.write_parquet(f"{name}.parquet", table)

@@ -1,0 +1,57 @@
+"""The Ray actor that runs shards: one per CPU, created once, warmed up, fed shard after shard.
+
+Only the shard's small description travels to the actor (its id and parameters; the input deals
+for the deals and extend strategies); the deals are generated in the actor, the kernels run
+there, and the shard's candidate rows and summary travel back to the coordinator, which writes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import ray
+
+from kernels.dealspace import DealSpace
+from kernels.decks import parse_deck
+from kernels.search import warm_up
+
+from .plan import Shard, run_shard
+from .tables import games_table, shard_summary
+
+# One Numba thread per actor: the actor holds one CPU.
+WORKER_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+
+
+class ShardRunner:
+    """Runs shards of one run's deck and split (usable without Ray, for tests and debugging)."""
+
+    def __init__(self, deck: str, split: tuple[int, ...], strategy: str):
+        self.deck = deck
+        self.split = tuple(split)
+        self.strategy = strategy
+        try:
+            node = ray.util.get_node_ip_address() if ray.is_initialized() else "local"
+        except Exception:
+            node = "local"
+        self.where = f"{node}:{os.getpid()}"
+
+    def warm_up(self) -> str:
+        warm_up(self.strategy, DealSpace(parse_deck(self.deck), self.split))
+        return self.where
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def run(self, shard: Shard):
+        t0 = time.perf_counter()
+        result = run_shard(self.deck, self.split, shard)
+        elapsed = time.perf_counter() - t0
+        rank_base = shard.params["lo"] if shard.strategy == "exhaustive" else None
+        table = games_table(result.candidates, shard.strategy, shard.id, self.deck, rank_base)
+        summary = shard_summary(shard.id, shard.strategy, shard.params, result, status="done", elapsed_s=elapsed,
+                                attempts=1, worker=self.where, finished_at=time.time())
+        return table, summary
+
+
+ShardWorker = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(ShardRunner)

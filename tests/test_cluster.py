@@ -1,0 +1,190 @@
+"""The search cluster on a real local Ray (one instance for this module)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import ray
+
+from cluster.coordinator import run_search
+from cluster.storage import RunStore
+from cluster.tables import read_summaries
+from kernels.errors import BmnError
+
+from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of, wait_for
+
+BMN = Path(sys.executable).parent / "bmn"
+RANDOM = dict(strategy="random", deals=60_000, shard_size=10_000, min_cards=700, seed=11)
+
+
+@pytest.fixture(scope="module")
+def ray_address():
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    yield ray.get_runtime_context().gcs_address
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def reference_run(ray_address, tmp_path_factory):
+    """The uninterrupted run of RANDOM on two workers, and its tables."""
+    out = tmp_path_factory.mktemp("reference")
+    report = run_search(make_config(out, workers=2, **RANDOM))
+    assert report.state == "finished" and report.shards_done == 6
+    return out, tables_of(out)
+
+
+def test_two_workers_one_worker_and_the_kernels_agree(reference_run, tmp_path):
+    _, tables2 = reference_run
+    run_search(make_config(tmp_path, workers=1, **RANDOM))
+    tables1 = tables_of(tmp_path)
+    assert_same_tables(tables2, tables1)
+    assert_same_tables(tables2, direct_tables(make_config(tmp_path / "x", **RANDOM)))
+    assert tables1["games"].num_rows > 10
+    assert sum(tables1["histogram"].column("games").to_pylist()) == 60_000
+
+
+def test_tables_written_match_tables_rebuilt(reference_run):
+    out, tables = reference_run
+    import pyarrow.parquet as pq
+
+    for name, table in tables.items():
+        assert pq.read_table(out / f"{name}.parquet").equals(table)
+    run = json.loads((out / "run.json").read_text())
+    assert run["schema_version"] == 1 and run["config"]["seed"] == 11 and run["code_version"]
+
+
+def test_a_killed_actor_changes_nothing(reference_run, tmp_path):
+    _, want = reference_run
+    killed = []
+
+    def kill_one(coordinator):
+        if not killed:
+            actor = next(a for a in coordinator.actors if a.alive and a.ready and a.in_flight)
+            pid = ray.get(actor.handle.pid.remote())
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+
+    report = run_search(make_config(tmp_path, workers=2, **RANDOM), on_shard_done=kill_one)
+    assert killed and report.state == "finished" and report.shards_failed == 0
+    assert_same_tables(want, tables_of(tmp_path))
+    assert max(tables_of(tmp_path)["shards"].column("attempts").to_pylist()) >= 2
+
+
+def test_attempts_cap_reports_failed_shards_and_resume_finishes_them(reference_run, tmp_path):
+    _, want = reference_run
+    killed = []
+
+    def kill_one(coordinator):
+        if not killed:
+            actor = next(a for a in coordinator.actors if a.alive and a.ready and a.in_flight)
+            os.kill(ray.get(actor.handle.pid.remote()), signal.SIGKILL)
+            killed.append(True)
+
+    report = run_search(make_config(tmp_path, workers=2, max_attempts=1, **RANDOM), on_shard_done=kill_one)
+    assert report.shards_failed >= 1
+    manifest = tables_of(tmp_path)["shards"].to_pylist()
+    failed = [row for row in manifest if row["status"] == "failed"]
+    assert failed and all(row["error"].startswith("worker lost") for row in failed)
+    report = run_search(make_config(tmp_path, workers=2, **RANDOM), resume=True)
+    assert report.shards_failed == 0 and report.shards_done == 6
+    assert_same_tables(want, tables_of(tmp_path))
+
+
+def test_driver_killed_then_resumed(reference_run, ray_address, tmp_path):
+    _, want = reference_run
+    out = tmp_path / "run"
+    args = [str(BMN), "search", "--strategy", "random", "--deals", "600000", "--shard-size", "10000",
+            "--min-cards", "700", "--seed", "11", "--workers", "2", "--out", str(out), "--address", ray_address,
+            "--no-progress"]
+    driver = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    shards = out / "shards"
+    assert wait_for(lambda: shards.exists() and len(list(shards.glob("*.parquet"))) >= 3)
+    driver.send_signal(signal.SIGKILL)
+    driver.wait()
+    done_before = len(read_summaries(RunStore(str(out))))
+    assert 3 <= done_before < 60
+    assert (out / "run.lock").exists()  # left behind by the killed driver
+    resumed = subprocess.run([str(BMN), "resume", str(out), "--address", ray_address, "--no-progress", "--json"],
+                             capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    report = json.loads(resumed.stdout)
+    assert report["shards_done"] == 60 and report["new_shards"] == 60 - done_before
+    uninterrupted = tmp_path / "whole"
+    run_search(make_config(uninterrupted, workers=2, **{**RANDOM, "deals": 600_000}))
+    assert_same_tables(tables_of(uninterrupted), tables_of(out))
+
+
+def test_time_limit_then_resume(reference_run, tmp_path):
+    _, want = reference_run
+    config = make_config(tmp_path, workers=1, time_limit=0.01, **RANDOM)
+    report = run_search(config)
+    assert report.state == "time limit" and report.shards_done < 6
+    report = run_search(make_config(tmp_path, workers=2, **RANDOM), resume=True)
+    assert report.state == "finished"
+    assert_same_tables(want, tables_of(tmp_path))
+
+
+def test_rerunning_the_same_search_skips_finished_shards(reference_run):
+    out, want = reference_run
+    report = run_search(make_config(out, workers=2, **RANDOM))
+    assert report.new_shards == 0 and report.shards_done == 6
+    assert_same_tables(want, tables_of(out))
+
+
+def test_a_different_search_on_the_same_run_is_refused(reference_run):
+    out, want = reference_run
+    with pytest.raises(BmnError, match=r"holds a different search \(seed: 11 in the run, 12 now\)"):
+        run_search(make_config(out, workers=2, **{**RANDOM, "seed": 12}))
+    assert_same_tables(want, tables_of(out))
+
+
+def test_two_jobs_on_one_run_are_refused(reference_run):
+    out, want = reference_run
+    holder = RunStore(str(out))
+    holder.acquire()
+    try:
+        with pytest.raises(BmnError, match="being written by another job"):
+            run_search(make_config(out, workers=2, **RANDOM))
+    finally:
+        holder.release()
+    assert_same_tables(want, tables_of(out))
+
+
+def test_cycles_from_many_shards_and_workers_dedupe(ray_address, tmp_path):
+    # 4004 deals, 46 of which enter one of 4 cycles; 201 shards of 20 deals on two workers.
+    config = make_config(tmp_path, workers=2, strategy="exhaustive", deck="0:10,1:3,2:1", shard_size=20,
+                         min_cards=10**6)
+
+    def both_workers_warm(coordinator):
+        ray.get([a.warm_ref for a in coordinator.actors])
+
+    run_search(config, on_shard_done=both_workers_warm)
+    tables = tables_of(tmp_path)
+    rows = tables["games"].to_pylist()
+    cycles = tables["cycles"].to_pylist()
+    assert len(rows) == 46 and len(cycles) == 4
+    for cycle in cycles:
+        entered = [r for r in rows if r["cycle_id"] == cycle["cycle_id"]]
+        assert cycle["deals"] == len(entered)
+        assert cycle["first_shard"] == min(r["shard"] for r in entered)
+        assert cycle["hands"] == min(entered, key=lambda r: (r["shard"], r["index"]))["hands"]
+        assert cycle["period_tricks"] == entered[0]["period_tricks"]
+    by_shard = {m["shard"]: m["worker"] for m in tables["shards"].to_pylist()}
+    assert len({by_shard[r["shard"]] for r in rows}) == 2  # cycles were met by both workers
+    assert_same_tables(tables, direct_tables(config))
+    assert [r["rank"] for r in rows] == sorted(r["rank"] for r in rows)
+
+
+def test_status_of_a_finished_run(reference_run, capsys):
+    from cluster.status import run_status_dict
+
+    out, tables = reference_run
+    st = run_status_dict(str(out))
+    assert (st["state"], st["shards_done"], st["shards_pending"], st["deals"]) == ("finished", 6, 0, 60_000)
+    assert st["longest"]["cards"] == max(tables["games"].column("cards").to_pylist())
