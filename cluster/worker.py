@@ -43,6 +43,9 @@ class ShardRunner:
     def pid(self) -> int:
         return os.getpid()
 
+    def node_id(self) -> str:
+        return ray.get_runtime_context().get_node_id() if ray.is_initialized() else "local"
+
     def run(self, shard: Shard):
         t0 = time.perf_counter()
         result = run_shard(self.deck, self.split, shard)
