@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 run: $(STAMP)
-	$(VENV)/bin/bmn play ---AJ--Q---------QAKQJJ-QK/-----A----KJ-K--------A---
+	$(VENV)/bin/bmn search configs/local.toml
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest -q

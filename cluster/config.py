@@ -24,7 +24,7 @@ from kernels.search.climb import CLIMB_DEFAULTS
 # Keys that say how a run is executed, not what it computes.
 EXECUTION_KEYS = ("out", "workers", "address", "time_limit", "progress", "max_attempts", "in_flight")
 
-STRATEGY_TABLES = {"climb": ("pool", "top", "max_states"), "extend": ("max_states",),
+STRATEGY_TABLES = {"climb": ("pool", "top", "max_states", "ratio"), "extend": ("max_states",),
                    "ancestors": ("parts", "limit", "max_states")}
 
 
@@ -156,6 +156,10 @@ def _coerce(key: str, value: Any, where: str) -> Any:
             raise BmnError(f"{where}: unknown key {unknown[0]!r} in [{key}]; known keys are "
                            f"{', '.join(STRATEGY_TABLES[key])}")
         for k, v in value.items():
+            if k == "ratio":
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+                    raise BmnError(f"{where}: {key}.ratio must be a number between 0 and 1, got {v!r}")
+                continue
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < (0 if k == "top" else 1)):
                 raise BmnError(f"{where}: {key}.{k} must be a whole number >= {0 if k == 'top' else 1}, got {v!r}")
         return dict(value)

@@ -53,6 +53,8 @@ class RunReport:
     cycles: int
     longest: list[dict] = field(default_factory=list)
     new_shards: int = 0
+    session_deals: int = 0  # deals played by this run of the coordinator
+    work_s: float = 0.0  # from the first shard handed out to the last one collected
 
     def to_json(self) -> dict:
         return self.__dict__.copy()
@@ -152,6 +154,8 @@ class Coordinator:
         self.failed = 0
         self.new = 0
         self._finished: set[int] | None = None
+        self.first_dispatch: float | None = None
+        self.last_collect: float | None = None
         self.on_shard_done = None  # a hook for tests: called with the coordinator after each shard
 
     # -- actors ---------------------------------------------------------------------------------
@@ -241,6 +245,8 @@ class Coordinator:
                     if k is None:
                         return True
                 shard = self.plan.shard(k)
+                if self.first_dispatch is None:
+                    self.first_dispatch = time.time()
                 ref = actor.handle.run.remote(shard)
                 actor.in_flight += 1
                 self.attempts[k] += 1
@@ -275,6 +281,7 @@ class Coordinator:
         self.done += 1
         self.new += 1
         self.session_deals += summary["deals"]
+        self.last_collect = time.time()
         self._count(summary)
         if table.num_rows:
             for cid in table.column("cycle_id").drop_null().to_pylist():
@@ -329,8 +336,10 @@ class Coordinator:
         self._write_progress(state, t0)
 
     def report(self, state: str, t0: float) -> RunReport:
+        work = (self.last_collect - self.first_dispatch) if self.first_dispatch and self.last_collect else 0.0
         return RunReport(self.store.uri, state, self.plan.count, self.done, self.failed, self.deals, self.cards,
-                         round(time.time() - t0, 2), len(self.cycle_ids), list(self.longest), self.new)
+                         round(time.time() - t0, 2), len(self.cycle_ids), list(self.longest), self.new,
+                         self.session_deals, round(work, 3))
 
 
 def run_search(config: SearchConfig, *, resume: bool = False, progress: ProgressView | None = None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import time
@@ -67,6 +68,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def config_from_args(args) -> "SearchConfig":
     values = load_toml(args.config) if args.config else {}
+    if isinstance(values.get("deals_file"), str) and not os.path.isabs(os.path.expanduser(values["deals_file"])):
+        # A deals file named in a config file is found beside that file.
+        values["deals_file"] = os.path.join(os.path.dirname(os.path.abspath(args.config)), values["deals_file"])
     where = f"config file {args.config}" if args.config else "search"
     for _, dest, _, _ in FLAGS:
         value = getattr(args, dest)

@@ -14,9 +14,12 @@ explores nothing new. So the climb is, for each round of one shard:
 
 1. play `pool` uniformly random deals (the `random` strategy's stream for this seed and shard,
    continuing where the last round stopped) and keep the `top` longest finite games;
-2. climb from each of them to the longest balanced deal of its merge tree (kernels/search/
-   backplay.py, `extend`, within `max_states` ancestor states), and record every longer deal
-   found as a candidate.
+2. climb from each of them that is at least `ratio` times as long as the longest game of the
+   shard so far to the longest balanced deal of its merge tree (kernels/search/backplay.py,
+   `extend`, within `max_states` ancestor states), and record every longer deal found as a
+   candidate. A climb gains up to a few tens of percent, so a game far shorter than the
+   shard's best cannot become its best: skipping it keeps the climbing to a few percent of
+   the time.
 
 Everything is counter-based and budgeted by counts, so the same (seed, shard, parameters) give
 the same result on any machine. It needs two players and equal hands (backward play reports
@@ -33,12 +36,13 @@ from ..notation import parse_deal
 from .backplay import extend
 from .result import Candidate, ShardResult
 
-CLIMB_DEFAULTS = {"pool": 200_000, "top": 4, "max_states": 50_000}
+CLIMB_DEFAULTS = {"pool": 200_000, "top": 4, "max_states": 50_000, "ratio": 0.75}
 
 
 def run_climb(space: DealSpace, seed: int, shard: int, count: int, *, min_cards: int, min_tricks: int = 0,
               pool: int = CLIMB_DEFAULTS["pool"], top: int = CLIMB_DEFAULTS["top"],
-              max_states: int = CLIMB_DEFAULTS["max_states"], engine: str = "auto") -> ShardResult:
+              max_states: int = CLIMB_DEFAULTS["max_states"], ratio: float = CLIMB_DEFAULTS["ratio"],
+              engine: str = "auto") -> ShardResult:
     """`count` random deals in rounds of `pool`, the `top` longest of each round climbed by backward play.
 
     Candidate indexes are deal numbers in the shard's random stream; a deal found by climbing
@@ -48,8 +52,8 @@ def run_climb(space: DealSpace, seed: int, shard: int, count: int, *, min_cards:
 
     if space.players != 2 or space.split[0] != space.split[1]:
         raise BmnError("climb climbs by backward play, which needs two players with equal hands")
-    if pool < 1 or top < 0 or max_states < 1:
-        raise BmnError("climb needs pool >= 1, top >= 0 and max_states >= 1")
+    if pool < 1 or top < 0 or max_states < 1 or not 0 <= ratio <= 1:
+        raise BmnError("climb needs pool >= 1, top >= 0, max_states >= 1 and 0 <= ratio <= 1")
     total = ShardResult(players=2, wins=np.zeros(2, dtype=np.int64))
     candidates: dict[str, Candidate] = {}
     guess = None  # a length threshold that let the previous round keep its top games
@@ -71,6 +75,8 @@ def run_climb(space: DealSpace, seed: int, shard: int, count: int, *, min_cards:
                 kept = run_random(space, seed, shard, n, start=start, min_cards=need, engine=engine)
             seedlings = sorted((c for c in kept.candidates if c.result.outcome == "win" and c.result.cards >= need),
                                key=lambda c: (-c.result.cards, c.index))[:top]
+            best = total.longest.result.cards if total.longest else 0
+            seedlings = [c for c in seedlings if c.result.cards >= ratio * best]
             guess = _threshold(round_result.histogram, 4 * top)
             for seedling in seedlings:
                 climbed = extend(parse_deal(seedling.hands), max_states=max_states)

@@ -1,0 +1,109 @@
+"""Search configs: files, flags on top, and one clear sentence for anything wrong (no Ray needed)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cluster.config import build_config, resolve
+from cluster.plan import Plan
+from kernels.errors import BmnError
+
+BMN = Path(sys.executable).parent / "bmn"
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.toml")), ids=lambda p: p.name)
+def test_every_shipped_config_is_valid(path):
+    from cluster.cli import build_parser
+    from cluster.commands.search import config_from_args
+
+    config = config_from_args(build_parser().parse_args(["search", str(path)]))
+    plan = Plan(config)
+    assert plan.count >= 1
+    plan.shard(0)
+
+
+@pytest.mark.parametrize("values,message", [
+    ({"stratgy": "random"}, "unknown key 'stratgy'"),
+    ({"strategy": "sideways"}, "unknown strategy 'sideways'"),
+    ({"deck": "0:10"}, "no penalty card"),
+    ({"players": 3}, "cannot be split equally among 3 players"),
+    ({"deals": 0}, "deals must be at least 1"),
+    ({"shard_size": -5}, "shard_size must be at least 1"),
+    ({"seed": "x"}, "seed must be a whole number"),
+    ({"strategy": "exhaustive", "range": "5:3"}, "LO <= HI"),
+    ({"strategy": "exhaustive", "range": "0:10000000000000000000000"}, "outside this deal space"),
+    ({"strategy": "random", "range": "0:10"}, "exhaustive strategy only"),
+    ({"strategy": "climb", "players": 4}, "two players with equal hands"),
+    ({"strategy": "deals"}, "needs deals_file"),
+    ({"strategy": "ancestors"}, "needs deal ="),
+    ({"strategy": "ancestors", "deal": "J-X/--"}, "unknown character 'X'"),
+    ({"climb": {"pool": 0}}, "climb.pool must be a whole number >= 1"),
+    ({"climb": {"poool": 5}}, "unknown key 'poool' in [climb]"),
+    ({"time_limit": -1}, "time_limit must not be negative"),
+])
+def test_bad_configs(values, message):
+    with pytest.raises(BmnError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        build_config(values)
+
+
+def test_flags_override_the_file(tmp_path):
+    from cluster.cli import build_parser, protect_positionals
+    from cluster.commands.search import config_from_args
+
+    path = tmp_path / "c.toml"
+    path.write_text('strategy = "random"\ndeals = 500\nseed = 4\nout = "x"\n')
+    parser = build_parser()
+    args = parser.parse_args(protect_positionals(parser, ["search", str(path), "--seed", "9", "--deals", "600"]))
+    config = config_from_args(args)
+    assert (config.seed, config.deals, config.out, config.strategy) == (9, 600, "x", "random")
+
+
+def test_identity_ignores_execution_settings():
+    a = build_config({"workers": 1, "time_limit": 5, "out": "a"})
+    b = build_config({"workers": 8, "address": "auto", "out": "b"})
+    c = build_config({"seed": 2})
+    assert a.fingerprint() == b.fingerprint() != c.fingerprint()
+
+
+def test_deals_file_is_read_once_into_the_run(tmp_path):
+    path = tmp_path / "claims.txt"
+    path.write_text("# claims\n---K---Q-KQAJ-----AAJ--J-- ----------Q----KQ-J-----KA\n\nJ-/--\n")
+    config = resolve(build_config({"strategy": "deals", "deals_file": str(path), "shard_size": 1}))
+    assert config.input_count == 2 and config.input_deals[1] == "J-/--"
+    assert Plan(config).count == 2 and Plan(config).shard(1).deals == ("J-/--",)
+    path.write_text("J-/--/X\n")
+    with pytest.raises(BmnError, match="line 1: unknown character 'X'"):
+        resolve(build_config({"strategy": "deals", "deals_file": str(path)}))
+
+
+def test_huge_plans_are_lazy():
+    config = build_config({"strategy": "exhaustive", "shard_size": 1000})
+    plan = Plan(config)
+    assert plan.count == 653_534_134_886_878_245
+    last = plan.shard(plan.count - 1)
+    assert last.params["hi"] == 653_534_134_886_878_245_000
+
+
+@pytest.mark.parametrize("args,message", [
+    (["search", "--strategy", "sideways"], "unknown strategy 'sideways'"),
+    (["search", "/nonexistent/config.toml"], "config file /nonexistent/config.toml does not exist"),
+    (["search", "--deals", "many"], "invalid int value"),
+    (["resume", "/nonexistent/run"], "is not a bmn run"),
+    (["status", "/nonexistent/run"], "is not a bmn run"),
+])
+def test_cli_bad_input(args, message, tmp_path):
+    out = subprocess.run([str(BMN), *args], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    assert message in out.stderr and "Traceback" not in out.stderr
+
+
+def test_cli_bad_toml(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text("strategy = random\n")
+    out = subprocess.run([str(BMN), "search", str(path)], capture_output=True, text=True)
+    assert out.returncode == 2 and "is not valid TOML" in out.stderr and "Traceback" not in out.stderr
