@@ -1,5 +1,5 @@
 """Subcommands of `bmn`; each module registers its own subparsers and handlers."""
 
-from . import backward, bench, deals, search
+from . import backward, bench, deals, results, search
 
-REGISTRY = [deals.register, backward.register, search.register, bench.register]
+REGISTRY = [deals.register, backward.register, search.register, results.register, bench.register]

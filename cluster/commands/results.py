@@ -1,0 +1,59 @@
+"""`bmn query`, `bmn top`, `bmn cycles`, `bmn compact`: looking at results."""
+
+from __future__ import annotations
+
+import argparse
+
+from kernels.errors import BmnError
+
+from ..compact import DEFAULT_SHARDS_PER_FILE, compact
+from ..query import FORMATS, cycles_report, format_table, query, top_games
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "query",
+        help="SQL over runs' tables (games, cycles, shards, histogram)",
+        description="Run SQL (DuckDB) over the views games, cycles, shards and histogram of one or "
+        "more runs (directories or s3:// URIs), finished or still running. Several runs are queried "
+        "as one: games deduplicated by deal, cycles by cycle_id. Queries never modify a run.",
+        epilog='example: bmn query runs/local "SELECT cards, tricks, hands FROM games ORDER BY cards DESC LIMIT 5"',
+    )
+    p.add_argument("args", nargs="+", metavar="RUN... SQL", help="one or more runs, then the SQL")
+    p.add_argument("--format", default="table", choices=FORMATS)
+    p.set_defaults(handler=cmd_query)
+
+    p = sub.add_parser("top", help="the longest finite games of runs")
+    p.add_argument("runs", nargs="+", metavar="RUN")
+    p.add_argument("-n", type=int, default=10, help="how many (default 10)")
+    p.add_argument("--by", default="cards", choices=("cards", "tricks"))
+    p.add_argument("--format", default="table", choices=FORMATS)
+    p.set_defaults(handler=lambda a: _print(top_games(a.runs, a.n, a.by), a.format))
+
+    p = sub.add_parser("cycles", help="the distinct cycles found by runs")
+    p.add_argument("runs", nargs="+", metavar="RUN")
+    p.add_argument("--format", default="table", choices=FORMATS)
+    p.set_defaults(handler=lambda a: _print(cycles_report(a.runs), a.format))
+
+    p = sub.add_parser("compact", help="merge a run's small shard files into large ones")
+    p.add_argument("run", metavar="RUN")
+    p.add_argument("--shards-per-file", type=int, default=DEFAULT_SHARDS_PER_FILE)
+    p.set_defaults(handler=cmd_compact)
+
+
+def _print(table, fmt: str) -> int:
+    print(format_table(table, fmt))
+    return 0
+
+
+def cmd_query(args) -> int:
+    if len(args.args) < 2:
+        raise BmnError("give one or more runs, then the SQL (for example: bmn query runs/local \"SELECT * FROM cycles\")")
+    *runs, sql = args.args
+    return _print(query(runs, sql), args.format)
+
+
+def cmd_compact(args) -> int:
+    result = compact(args.run, args.shards_per_file)
+    print(f"{result['shards']:,} shards: {result['files_before']:,} files merged into {result['files_after']:,}")
+    return 0

@@ -1,0 +1,51 @@
+"""`bmn compact RUN`: merge many small shard files into few large ones; query results unchanged.
+
+Each merged file carries the rows and the summaries of the shards it holds. It is written (in
+one atomic step) before the small files are deleted, so a compaction stopped half-way leaves some
+shards in two files, which readers take once. The run's lock is held throughout: a run that is
+being written is not compacted.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+
+from kernels.errors import BmnError
+
+from .storage import RunStore
+from .tables import GAMES_SCHEMA, META_KEY, SHARDS_DIR, build_tables, read_contents, write_tables
+
+DEFAULT_SHARDS_PER_FILE = 10_000
+
+
+def compact(uri: str, shards_per_file: int = DEFAULT_SHARDS_PER_FILE) -> dict:
+    if shards_per_file < 1:
+        raise BmnError("--shards-per-file must be at least 1")
+    store = RunStore(uri)
+    if not store.exists("run.json"):
+        raise BmnError(f"{uri} is not a bmn run (no run.json)")
+    store.acquire()
+    try:
+        contents = read_contents(store)
+        before = list(contents.files)
+        games = pa.concat_tables(contents.games) if contents.games else GAMES_SCHEMA.empty_table()
+        ids = sorted(contents.summaries)
+        written = []
+        for start in range(0, len(ids), shards_per_file):
+            group = ids[start:start + shards_per_file]
+            rows = games.filter(pa.compute.is_in(games["shard"], value_set=pa.array(group, pa.int64())))
+            summaries = [contents.summaries[k] for k in group]
+            name = f"{SHARDS_DIR}/c{group[0]:012d}-{group[-1]:012d}.parquet"
+            table = rows.cast(GAMES_SCHEMA).replace_schema_metadata({META_KEY: json.dumps(summaries, sort_keys=True).encode()})
+            store.write_parquet(name, table)
+            written.append(name)
+        for rel in before:
+            if rel not in written:
+                store.delete(rel)
+        # The summary tables do not change, but a run compacted before its end gets them now.
+        write_tables(store, build_tables(read_contents(store)))
+        return {"files_before": len(before), "files_after": len(written), "shards": len(ids)}
+    finally:
+        store.release()

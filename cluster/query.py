@@ -1,0 +1,139 @@
+"""SQL over runs: DuckDB views `games`, `cycles`, `shards`, `histogram` over one or more runs.
+
+A finished (or stopped) run is read from its summary tables; a run that is still being written,
+or whose driver died, is read from its shard files, which are always complete. Several runs are
+queried as one: games deduplicated by deal (the first run listed wins), cycles rebuilt from those
+games (so a cycle found by two runs is one row whose `deals` counts each deal once), histograms
+added, manifests stacked with a `run` column.
+
+Queries only read: the views are in-memory Arrow tables and DuckDB's access to files is switched
+off, so no query can write to a run (or anywhere else).
+"""
+
+from __future__ import annotations
+
+import csv
+import decimal
+import io
+import json
+from typing import Sequence
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from kernels.errors import BmnError
+
+from .storage import RunStore
+from .tables import GAMES_SCHEMA, TABLES, build_tables, cycles_table, read_contents
+
+FORMATS = ("table", "csv", "json")
+
+
+def run_tables(uri: str) -> dict[str, pa.Table]:
+    """The four tables of one run, current even while it is being written."""
+    store = RunStore(uri)
+    if not store.exists("run.json"):
+        raise BmnError(f"{uri} is not a bmn run (no run.json)")
+    state = store.read_json("progress.json").get("state") if store.exists("progress.json") else None
+    written = state in ("finished", "time limit", "interrupted") and store.read_lock() is None
+    if written and all(store.exists(f"{name}.parquet") for name in TABLES):
+        return {name: store.read_parquet(f"{name}.parquet") for name in TABLES}
+    return build_tables(read_contents(store))
+
+
+def combined_tables(uris: Sequence[str]) -> dict[str, pa.Table]:
+    if len(uris) == 1:
+        return run_tables(uris[0])
+    per_run = [run_tables(u) for u in uris]
+    games = pa.concat_tables([t["games"].cast(GAMES_SCHEMA) for t in per_run])
+    if games.num_rows:
+        _, first = np.unique(np.asarray(games["hands"].to_pylist(), dtype=object), return_index=True)
+        games = games.take(pa.array(np.sort(first)))
+    shards = pa.concat_tables([
+        t["shards"].append_column("run", pa.array([u] * t["shards"].num_rows, pa.string()))
+        for u, t in zip(uris, per_run)
+    ])
+    merged: dict[int, int] = {}
+    for t in per_run:
+        for cards, count in zip(t["histogram"]["cards"].to_pylist(), t["histogram"]["games"].to_pylist()):
+            merged[cards] = merged.get(cards, 0) + count
+    histogram = pa.table({"cards": pa.array(sorted(merged), pa.int64()),
+                          "games": pa.array([merged[k] for k in sorted(merged)], pa.int64())})
+    return {"games": games, "cycles": cycles_table(games), "shards": shards, "histogram": histogram}
+
+
+def connect(tables: dict[str, pa.Table]) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(":memory:")
+    for name, table in tables.items():
+        con.register(name, table)
+    # Nothing but the registered tables: no file can be read or written by a query.
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+    return con
+
+
+def query(uris: Sequence[str], sql: str) -> pa.Table:
+    con = connect(combined_tables(uris))
+    try:
+        relation = con.sql(sql)
+        table = relation.to_arrow_table() if relation is not None else pa.table({})
+    except duckdb.Error as error:
+        message = str(error).strip().splitlines()[0]
+        raise BmnError(f"SQL error: {message}") from None
+    finally:
+        con.close()
+    return table
+
+
+def _plain(value):
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, (bytes, bytearray)):
+        return value.hex()
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
+
+
+def format_table(table: pa.Table, fmt: str = "table") -> str:
+    if fmt not in FORMATS:
+        raise BmnError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    names = table.column_names
+    rows = [[_plain(v) for v in row.values()] for row in table.to_pylist()]
+    if fmt == "json":
+        return json.dumps([dict(zip(names, r)) for r in rows])
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(names)
+        writer.writerows(["" if v is None else v for v in r] for r in rows)
+        return out.getvalue().rstrip("\n")
+    cells = [[("NULL" if v is None else str(v)) for v in r] for r in rows]
+    widths = [max([len(n)] + [len(r[i]) for r in cells]) for i, n in enumerate(names)]
+    numeric = [all(_is_number(r[i]) for r in rows if r[i] is not None) and rows for i in range(len(names))]
+    lines = ["  ".join(n.rjust(w) if num else n.ljust(w) for n, w, num in zip(names, widths, numeric)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    for r in cells:
+        lines.append("  ".join(c.rjust(w) if num else c.ljust(w) for c, w, num in zip(r, widths, numeric)).rstrip())
+    lines.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+    return "\n".join(lines)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def top_games(uris: Sequence[str], n: int = 10, by: str = "cards") -> pa.Table:
+    if by not in ("cards", "tricks"):
+        raise BmnError("--by must be cards or tricks")
+    if n < 1:
+        raise BmnError("-n must be at least 1")
+    other = "tricks" if by == "cards" else "cards"
+    return query(uris, f"SELECT {by}, {other}, winner, hands, strategy, shard FROM games "
+                       f"WHERE outcome = 'win' ORDER BY {by} DESC, {other} DESC, hands LIMIT {int(n)}")
+
+
+def cycles_report(uris: Sequence[str]) -> pa.Table:
+    return query(uris, "SELECT cycle_id, period_tricks, period_cards, deals, min_preperiod_tricks, "
+                       "max_preperiod_tricks, hands FROM cycles ORDER BY deals DESC, cycle_id")
