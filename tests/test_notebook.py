@@ -1,0 +1,29 @@
+"""The analysis notebook runs top to bottom (on the small run it makes itself)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "explore.ipynb"
+
+
+@pytest.mark.slow
+def test_explore_notebook_executes(tmp_path, monkeypatch):
+    monkeypatch.delenv("BMN_RUN", raising=False)
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    assert all(not cell.get("outputs") for cell in nb.cells if cell.cell_type == "code"), "commit it without outputs"
+    NotebookClient(nb, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    assert len(images) == 3  # length distribution, worker throughput, the replayed game
+    text = "".join(o.get("text", "") for o in outputs)
+    assert "tail scale:" in text and "finished" in text
+    html = "".join(o.get("data", {}).get("text/html", "") for o in outputs)
+    assert "e1fabb73dac32ded" in html  # the records run contributes the Casella cycle
