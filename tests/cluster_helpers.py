@@ -52,3 +52,18 @@ def wait_for(predicate, timeout=60.0, step=0.05):
             return True
         time.sleep(step)
     return False
+
+
+def busy_actor(coordinator):
+    """An actor of a running coordinator with a shard still being computed (or None)."""
+    import ray
+
+    for actor in coordinator.actors:
+        if not (actor.alive and actor.ready):
+            continue
+        refs = [ref for ref, (_, owner, _) in coordinator.in_flight.items() if owner is actor]
+        if refs:
+            _, unfinished = ray.wait(refs, num_returns=len(refs), timeout=0)
+            if unfinished:
+                return actor
+    return None

@@ -17,10 +17,10 @@ from cluster.storage import RunStore
 from cluster.tables import read_summaries
 from kernels.errors import BmnError
 
-from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of, wait_for
+from cluster_helpers import assert_same_tables, busy_actor, direct_tables, make_config, tables_of, wait_for
 
 BMN = Path(sys.executable).parent / "bmn"
-RANDOM = dict(strategy="random", deals=60_000, shard_size=10_000, min_cards=700, seed=11)
+RANDOM = dict(strategy="random", deals=300_000, shard_size=50_000, min_cards=1000, seed=11)
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,7 @@ def test_two_workers_one_worker_and_the_kernels_agree(reference_run, tmp_path):
     assert_same_tables(tables2, tables1)
     assert_same_tables(tables2, direct_tables(make_config(tmp_path / "x", **RANDOM)))
     assert tables1["games"].num_rows > 10
-    assert sum(tables1["histogram"].column("games").to_pylist()) == 60_000
+    assert sum(tables1["histogram"].column("games").to_pylist()) == 300_000
 
 
 def test_tables_written_match_tables_rebuilt(reference_run):
@@ -64,8 +64,8 @@ def test_a_killed_actor_changes_nothing(reference_run, tmp_path):
     killed = []
 
     def kill_one(coordinator):
-        if not killed:
-            actor = next(a for a in coordinator.actors if a.alive and a.ready and a.in_flight)
+        actor = None if killed else busy_actor(coordinator)
+        if actor is not None:
             pid = ray.get(actor.handle.pid.remote())
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)
@@ -81,8 +81,8 @@ def test_attempts_cap_reports_failed_shards_and_resume_finishes_them(reference_r
     killed = []
 
     def kill_one(coordinator):
-        if not killed:
-            actor = next(a for a in coordinator.actors if a.alive and a.ready and a.in_flight)
+        actor = None if killed else busy_actor(coordinator)
+        if actor is not None:
             os.kill(ray.get(actor.handle.pid.remote()), signal.SIGKILL)
             killed.append(True)
 
@@ -99,8 +99,8 @@ def test_attempts_cap_reports_failed_shards_and_resume_finishes_them(reference_r
 def test_driver_killed_then_resumed(reference_run, ray_address, tmp_path):
     _, want = reference_run
     out = tmp_path / "run"
-    args = [str(BMN), "search", "--strategy", "random", "--deals", "600000", "--shard-size", "10000",
-            "--min-cards", "700", "--seed", "11", "--workers", "2", "--out", str(out), "--address", ray_address,
+    args = [str(BMN), "search", "--strategy", "random", "--deals", "3000000", "--shard-size", "50000",
+            "--min-cards", "1000", "--seed", "11", "--workers", "2", "--out", str(out), "--address", ray_address,
             "--no-progress"]
     driver = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     shards = out / "shards"
@@ -116,7 +116,7 @@ def test_driver_killed_then_resumed(reference_run, ray_address, tmp_path):
     report = json.loads(resumed.stdout)
     assert report["shards_done"] == 60 and report["new_shards"] == 60 - done_before
     uninterrupted = tmp_path / "whole"
-    run_search(make_config(uninterrupted, workers=2, **{**RANDOM, "deals": 600_000}))
+    run_search(make_config(uninterrupted, workers=2, **{**RANDOM, "deals": 3_000_000}))
     assert_same_tables(tables_of(uninterrupted), tables_of(out))
 
 
@@ -186,5 +186,5 @@ def test_status_of_a_finished_run(reference_run, capsys):
 
     out, tables = reference_run
     st = run_status_dict(str(out))
-    assert (st["state"], st["shards_done"], st["shards_pending"], st["deals"]) == ("finished", 6, 0, 60_000)
+    assert (st["state"], st["shards_done"], st["shards_pending"], st["deals"]) == ("finished", 6, 0, 300_000)
     assert st["longest"]["cards"] == max(tables["games"].column("cards").to_pylist())

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import signal
+
 import pytest
 import ray
 from ray.cluster_utils import Cluster
 
 from cluster.coordinator import run_search
 
-from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of
+from cluster_helpers import assert_same_tables, busy_actor, direct_tables, make_config, tables_of
 
-SEARCH = dict(strategy="random", deals=80_000, shard_size=5_000, min_cards=600, seed=5)
+SEARCH = dict(strategy="random", deals=800_000, shard_size=50_000, min_cards=1200, seed=5)
 
 
 @pytest.fixture(scope="module")
@@ -32,10 +35,19 @@ def test_removing_a_node_mid_run_loses_nothing(cluster, tmp_path):
     def remove_a_busy_node(coordinator):
         if removed:
             return
-        busy = next(a for a in coordinator.actors if a.alive and a.ready and a.in_flight)
+        busy = busy_actor(coordinator)
+        if busy is None:
+            return  # try again after the next shard
         node_id = ray.get(busy.handle.node_id.remote())
+        pid = ray.get(busy.handle.pid.remote())
         node = next(n for n in nodes if n.node_id == node_id)
         c.remove_node(node, allow_graceful=False)
+        # Removing a node stops its raylet and object store; its worker processes notice only
+        # later. A lost machine takes them at once: so does this test.
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         removed.append(node_id)
 
     config = make_config(tmp_path, workers=2, **SEARCH)
