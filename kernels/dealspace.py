@@ -132,7 +132,14 @@ def _sizes(sizes: Sequence[int]) -> str:
 
 @kernel(inline="always")
 def next_deal(seq) -> bool:
-    """Step a card sequence to the next deal in rank order, in place; False after the last deal.
+    """Step a card sequence to the next deal in rank order, in place; False after the last deal."""
+    return step_deal(seq) >= 0
+
+
+@kernel(inline="always")
+def step_deal(seq) -> int:
+    """Step to the next deal in rank order, in place; returns the first position that changed
+    (every card before it is unchanged), or -1 after the last deal.
 
     This is the classic next-permutation step with the order reversed (higher values sort
     first): find the last position i whose card sorts before its successor, swap it with the last
@@ -143,7 +150,7 @@ def next_deal(seq) -> bool:
     while i >= 0 and seq[i] <= seq[i + 1]:
         i -= 1
     if i < 0:
-        return False
+        return -1
     j = n - 1
     while seq[j] >= seq[i]:
         j -= 1
@@ -158,4 +165,4 @@ def next_deal(seq) -> bool:
         seq[hi] = t
         lo += 1
         hi -= 1
-    return True
+    return i

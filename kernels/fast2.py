@@ -45,17 +45,66 @@ def fits(players: int, total: int, penalty_cards: int, max_value: int) -> bool:
 
 @kernel(inline="always")
 def hand_words(deal, start, size):
-    """(m, n, q) of the hand deal[start:start+size]."""
+    """(m, n, q) of the hand deal[start:start+size], without a branch per card (a plain card
+    ORs nothing into q; the shift is masked so that it stays defined after the 16th penalty)."""
     m = U0
     q = U0
     count = U0
     for i in range(size):
         v = np.uint64(deal[start + i])
-        if v != U0:
-            m |= U1 << np.uint64(i)
-            q |= v << (U4 * count)
-            count += U1
+        nz = np.uint64(v != U0)
+        m |= nz << np.uint64(i)
+        q |= v << ((U4 * count) & np.uint64(63))
+        count += nz
     return m, np.uint64(size), q
+
+
+@kernel(inline="always")
+def queue_of(deal, start, m):
+    """The value queue of a hand whose penalty positions (relative to `start`) are the bits of m."""
+    q = U0
+    shift = U0
+    while m != U0:
+        i = ctz(m)
+        q |= np.uint64(deal[start + np.int64(i)]) << shift
+        shift += U4
+        m &= m - U1
+    return q
+
+
+@kernel(inline="always")
+def words_from_positions(deal, positions, n_penalty, size0):
+    """Both hands' words from the positions of the penalty cards (as `random_deal` leaves them):
+    no pass over the plain cards at all."""
+    m0 = U0
+    m1 = U0
+    s0 = np.int64(size0)
+    for t in range(n_penalty):
+        # Branch-free: which hand a random position falls in is a coin toss for the predictor.
+        p = np.uint64(positions[t])
+        second = np.uint64(p >= np.uint64(s0))
+        bit = U1 << (p - second * np.uint64(s0))
+        m1 |= bit * second
+        m0 |= bit * (U1 - second)
+    q0 = queue_of(deal, 0, m0)
+    q1 = queue_of(deal, s0, m1)
+    return m0, np.uint64(s0), q0, m1, np.uint64(deal.shape[0] - s0), q1
+
+
+@kernel(inline="always")
+def rescan_from(deal, start, size, m, q, first):
+    """A hand's words after its cards from depth `first` on changed (the rest is unchanged)."""
+    keep = (U1 << np.uint64(first)) - U1
+    m &= keep
+    count = popcount(m)
+    q &= (U1 << ((U4 * count) & np.uint64(63))) - U1 if count < np.uint64(16) else q
+    for i in range(first, size):
+        v = np.uint64(deal[start + i])
+        nz = np.uint64(v != U0)
+        m |= nz << np.uint64(i)
+        q |= v << ((U4 * count) & np.uint64(63))
+        count += nz
+    return m, q
 
 
 @kernel(inline="always")
@@ -215,6 +264,12 @@ def play2(deal, size0, lead0, brent_start, out):
     """Play one two-player deal (card sequence, hand 1 holds the first size0 cards) into `out`."""
     m0, n0, q0 = hand_words(deal, 0, size0)
     m1, n1, q1 = hand_words(deal, size0, deal.shape[0] - size0)
+    play2_words(m0, n0, q0, m1, n1, q1, deal, size0, lead0, brent_start, out)
+
+
+@kernel(inline="always")
+def play2_words(m0, n0, q0, m1, n1, q1, deal, size0, lead0, brent_start, out):
+    """Play a deal given as its hands' words (`deal` is needed only if the game is a cycle)."""
     if n0 == U0 or n1 == U0:
         _win(out, 1 if n0 == U0 else 0, 0, U0)
         return
