@@ -115,43 +115,37 @@ def trick2(lead, mL, nL, qL, mO, nO, qO):
     the cards played, and whether the game is over (then `lead` is the winner).
     """
     # Free play: the leader's k-th card is step 2k, the other's is step 2k+1. Each side's "event"
-    # is its next penalty card or, if it comes first, running out of cards.
+    # is its next penalty card or, if it comes first, running out of cards. Who meets it first
+    # is a coin toss for the branch predictor, so the two sides are selected with masks instead.
     eL = min(ctz(mL), nL)
     eO = min(ctz(mO), nO)
-    if eL <= eO:
-        k = eL
-        mL >>= k
-        nL -= k
-        mO >>= k
-        nO -= k
-        pl = k + k
-        if nL == U0:
-            # The leader must play and holds no card: the other takes the pile (a trick) and wins.
-            return lead ^ U1, mL, nL, qL, mO, nO, qO, pl, True
-        v = qL & NIBBLE
-        qL >>= U4
-        mL >>= U1
-        nL -= U1
-        pm = U1 << pl
-        pl += U1
-        # The leader is the creditor, the other pays.
-        cid, mC, nC, qC, mP, nP, qP = lead, mL, nL, qL, mO, nO, qO
-    else:
-        k = eO
-        mL >>= k + U1
-        nL -= k + U1
-        mO >>= k
-        nO -= k
-        pl = k + k + U1
-        if nO == U0:
-            return lead, mL, nL, qL, mO, nO, qO, pl, True
-        v = qO & NIBBLE
-        qO >>= U4
-        mO >>= U1
-        nO -= U1
-        pm = U1 << pl
-        pl += U1
-        cid, mC, nC, qC, mP, nP, qP = lead ^ U1, mO, nO, qO, mL, nL, qL
+    other = np.uint64(eO < eL)  # 1: the other player's event comes first
+    k = min(eL, eO)
+    kL = k + other  # the leader plays one more plain card when the other's event comes first
+    mL >>= kL
+    nL -= kL
+    mO >>= k
+    nO -= k
+    pl = k + kL
+    pick = U0 - other  # all ones when the other player is the one to act
+    mX = (mO & pick) | (mL & ~pick)
+    nX = (nO & pick) | (nL & ~pick)
+    qX = (qO & pick) | (qL & ~pick)
+    mY = (mL & pick) | (mO & ~pick)
+    nY = (nL & pick) | (nO & ~pick)
+    qY = (qL & pick) | (qO & ~pick)
+    cid = lead ^ other
+    if nX == U0:
+        # The player to act must play and holds no card: the other takes the pile (a trick) and wins.
+        return cid ^ U1, mY, nY, qY, mX, nX, qX, pl, True
+    # X plays its penalty card: X is the creditor, Y pays.
+    v = qX & NIBBLE
+    mC = mX >> U1
+    nC = nX - U1
+    qC = qX >> U4
+    mP, nP, qP = mY, nY, qY
+    pm = U1 << pl
+    pl += U1
     pq = v
     pc = U1
     while True:
@@ -270,9 +264,22 @@ def play2(deal, size0, lead0, brent_start, out):
 @kernel(inline="always")
 def play2_words(m0, n0, q0, m1, n1, q1, deal, size0, lead0, brent_start, out):
     """Play a deal given as its hands' words (`deal` is needed only if the game is a cycle)."""
+    period, winner, tricks, cards = game2(m0, n0, q0, m1, n1, q1, lead0, brent_start)
+    if period:
+        _cycle_figures2(deal, size0, lead0, period, out)
+    else:
+        _win(out, winner, tricks, cards)
+
+
+@kernel(inline="always")
+def game2(m0, n0, q0, m1, n1, q1, lead0, brent_start):
+    """Play a deal given as its hands' words, on scalars alone (no array crosses this call).
+
+    Returns (period, winner, tricks, cards): period 0 for a finished game (winner 0 or 1); for a
+    cycle, its exact period in tricks (`_cycle_figures2` then measures the rest).
+    """
     if n0 == U0 or n1 == U0:
-        _win(out, 1 if n0 == U0 else 0, 0, U0)
-        return
+        return 0, np.uint64(n0 == U0), 0, U0
     if lead0 == 0:
         lead, mL, nL, qL, mO, nO, qO = U0, m0, n0, q0, m1, n1, q1
     else:
@@ -285,8 +292,7 @@ def play2_words(m0, n0, q0, m1, n1, q1, deal, size0, lead0, brent_start, out):
         tricks += 1
         cards += c
         if over:
-            _win(out, lead, tricks, cards)
-            return
+            return 0, lead, tricks, cards
     # A long game: Brent's algorithm finds the exact period of any cycle it is in.
     s_lead, s_mL, s_nL, s_qL, s_mO, s_qO = lead, mL, nL, qL, mO, qO
     power = 1
@@ -296,12 +302,10 @@ def play2_words(m0, n0, q0, m1, n1, q1, deal, size0, lead0, brent_start, out):
         tricks += 1
         cards += c
         if over:
-            _win(out, lead, tricks, cards)
-            return
+            return 0, lead, tricks, cards
         lam += 1
         if ((lead ^ s_lead) | (mL ^ s_mL) | (nL ^ s_nL) | (qL ^ s_qL) | (mO ^ s_mO) | (qO ^ s_qO)) == U0:
-            _cycle_figures2(deal, size0, lead0, lam, out)
-            return
+            return lam, U0, tricks, cards
         if lam == power:
             s_lead, s_mL, s_nL, s_qL, s_mO, s_qO = lead, mL, nL, qL, mO, qO
             power *= 2

@@ -16,7 +16,7 @@ from ..rng import stream_key
 from .common import ENGINE_IDS, grow, new_tally
 from .result import Candidate, ShardResult
 from .climb import CLIMB_DEFAULTS, run_climb
-from .sweep import exhaustive_kernel, random_kernel
+from .sweep import EXHAUSTIVE, RANDOM, sweep_kernel
 
 __all__ = [
     "Candidate", "ShardResult", "STRATEGIES", "engine_for", "run_strategy", "run_exhaustive", "run_random",
@@ -55,9 +55,10 @@ def run_exhaustive(space: DealSpace, lo: int, hi: int, *, min_cards: int, min_tr
     eng = engine_for(space, engine)
     brent = default_brent_start(space.deck.total)
     done = 0
+    no_penalties = np.zeros(0, dtype=np.uint8)
     while True:
-        done = exhaustive_kernel(eng, seq, split, count, done, int(min_cards), int(min_tricks), brent,
-                                 *_tally_args(tally))
+        done = sweep_kernel(EXHAUSTIVE, eng, seq, no_penalties, np.uint64(0), split, done, count, int(min_cards),
+                            int(min_tricks), brent, *_tally_args(tally))
         if done >= count:
             return ShardResult.from_tally(tally, space)
         grow(tally)
@@ -76,9 +77,10 @@ def run_random(space: DealSpace, seed: int, shard: int, count: int, *, start: in
     brent = default_brent_start(space.deck.total)
     key = stream_key(int(seed), int(shard))
     j, stop = int(start), int(start) + int(count)
+    seq = np.zeros(space.deck.total, dtype=np.uint8)
     while True:
-        j = random_kernel(eng, penalties, split, key, j, stop, int(min_cards), int(min_tricks), brent,
-                          *_tally_args(tally))
+        j = sweep_kernel(RANDOM, eng, seq, penalties, key, split, j, stop, int(min_cards), int(min_tricks), brent,
+                         *_tally_args(tally))
         if j >= stop:
             return ShardResult.from_tally(tally, space)
         grow(tally)

@@ -7,7 +7,8 @@ A shard's tally is a few fixed-size arrays, so tallies of different shards merge
     histogram[c]   finite games that lasted exactly c cards (the last bin: HIST_BINS-1 or more)
     longest_deal, longest_row   the longest finite game (first met among equals) and its result
 Candidates (long finite games and every cycle) go into preallocated buffers; when they fill up
-the kernel stops and says where, and the Python wrapper grows them and carries on.
+the kernel stops and says where, and the Python wrapper grows them and carries on. The tallying
+itself is written out in the sweep kernel's loop (kernels/search/sweep.py).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from .._jit import kernel
 from ..engine import play_general
 from ..fast2 import play2
 from ..percard2 import play_percard2
-from ..result import CYCLE, F_CARDS, F_OUTCOME, F_TRICKS, F_WINNER, N_FIELDS
+from ..result import N_FIELDS
 
 ENGINE_IDS = {"fast": 0, "percard": 1, "general": 2}
 
@@ -35,37 +36,6 @@ def play_one(engine, seq, split, leader0, brent_start, hands, head, size, still_
         play_percard2(seq, split, leader0, brent_start, hands, head, size, still_in, pile, enc, row)
     else:
         play_general(seq, split, leader0, brent_start, hands, head, size, still_in, pile, enc, row)
-
-
-@kernel(inline="always")
-def record(row, seq, index, min_cards, min_tricks, stats, wins, histogram, cand_deals, cand_rows, cand_index,
-           longest_deal, longest_row):
-    """Add one played deal to the tally; returns False when the candidate buffer is full."""
-    cards = row[F_CARDS]
-    stats[DEALS] += 1
-    stats[CARDS] += cards
-    candidate = False
-    if row[F_OUTCOME] == CYCLE:
-        stats[CYCLES] += 1
-        candidate = True
-    else:
-        wins[row[F_WINNER]] += 1
-        histogram[min(cards, HIST_BINS - 1)] += 1
-        if cards > stats[LONGEST_CARDS] or stats[LONGEST_INDEX] < 0:
-            stats[LONGEST_CARDS] = cards
-            stats[LONGEST_INDEX] = index
-            longest_deal[:] = seq
-            longest_row[:] = row
-        if cards >= min_cards or (min_tricks > 0 and row[F_TRICKS] >= min_tricks):
-            candidate = True
-    if candidate:
-        k = stats[N_CAND]
-        cand_deals[k, :] = seq
-        cand_rows[k, :] = row
-        cand_index[k] = index
-        stats[N_CAND] = k + 1
-        return k + 1 < cand_deals.shape[0]
-    return True
 
 
 def new_tally(total: int, players: int, capacity: int = 1024):

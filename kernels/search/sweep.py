@@ -1,8 +1,10 @@
 """The two sweeping strategies: `exhaustive` (a rank range) and `random` (a counter-based stream).
 
-Both play one deal after another on one core and tally them (kernels/search/common.py). The
-kernels stop early only when the candidate buffer is full, returning how far they got; the
-caller grows the buffer and calls again from there.
+One kernel plays both, one deal after another on one core: it makes deal j (the next deal of
+the range, or deal j of the random stream), plays it, and tallies it (kernels/search/common.py).
+The tally is written out here in the loop rather than in a helper taking the tally's arrays:
+measured, such a call costs tens of nanoseconds per deal in Numba, a tenth of a game. It stops
+early only when the candidate buffer is full, returning how far it got.
 """
 
 from __future__ import annotations
@@ -12,35 +14,83 @@ import numpy as np
 from .._jit import kernel
 from ..dealspace import step_deal
 from ..engine import new_workspace
-from ..fast2 import hand_words, play2_words, rescan_from, words_from_positions
+from ..fast2 import _cycle_figures2, game2, hand_words, rescan_from, words_from_positions
+from ..result import CYCLE, F_CARDS, F_OUTCOME, F_TRICKS, F_WINNER, N_FIELDS, WIN
 from ..rng import deal_state, random_deal
-from .common import play_one, record
-from ..result import N_FIELDS
+from .common import CARDS, CYCLES, DEALS, HIST_BINS, LONGEST_CARDS, LONGEST_INDEX, N_CAND, play_one
+
+EXHAUSTIVE = 0
+RANDOM = 1
 
 
 @kernel
-def exhaustive_kernel(engine, seq, split, count, done, min_cards, min_tricks, brent_start,
-                      stats, wins, histogram, cand_deals, cand_rows, cand_index, longest_deal, longest_row):
-    """Play `count` consecutive deals starting from `seq` (stepped in place), from offset `done`.
+def _keep(seq, row, index, stats, cand_deals, cand_rows, cand_index):
+    """Add a candidate (the rare path). Returns False once the buffer is full."""
+    k = stats[N_CAND]
+    cand_deals[k, :] = seq
+    cand_rows[k, :] = row
+    cand_index[k] = index
+    stats[N_CAND] = k + 1
+    return k + 1 < cand_deals.shape[0]
 
-    Returns the number of deals done so far (== count when finished).
+
+@kernel
+def sweep_kernel(mode, engine, seq, penalties, key, split, start, stop, min_cards, min_tricks, brent_start,
+                 stats, wins, histogram, cand_deals, cand_rows, cand_index, longest_deal, longest_row):
+    """Play deals start..stop-1 and tally them; returns the next index to play.
+
+    EXHAUSTIVE: `seq` holds deal `start` of the range and is stepped in place (indexes are
+    offsets in the range). RANDOM: deal j is deal j of the stream `key`.
     """
-    hands, head, size, still_in, pile, enc = new_workspace(split.shape[0], seq.shape[0])
+    total = seq.shape[0]
+    positions = np.zeros(total, dtype=np.int64)
+    hands, head, size, still_in, pile, enc = new_workspace(split.shape[0], total)
     row = np.zeros(N_FIELDS, dtype=np.int64)
     s0 = split[0]
-    s1 = seq.shape[0] - s0
-    m0, n0, q0 = hand_words(seq, 0, s0)
-    m1, n1, q1 = hand_words(seq, s0, s1)
-    i = done
-    while i < count:
+    s1 = total - s0
+    n_penalty = penalties.shape[0]
+    m0, n0, q0 = hand_words(seq, 0, s0 if engine == 0 else 0)
+    m1, n1, q1 = hand_words(seq, s0, s1 if engine == 0 else 0)
+    j = start
+    while j < stop:
+        if mode == RANDOM:
+            random_deal(deal_state(key, j), positions, penalties, seq)
+            if engine == 0:
+                # The fast kernel's hands come straight from the penalty positions just drawn.
+                m0, n0, q0, m1, n1, q1 = words_from_positions(seq, positions, n_penalty, s0)
         if engine == 0:
-            play2_words(m0, n0, q0, m1, n1, q1, seq, s0, 0, brent_start, row)
+            period, winner, tricks, cards = game2(m0, n0, q0, m1, n1, q1, 0, brent_start)
+            if period:
+                _cycle_figures2(seq, s0, 0, period, row)
+            else:
+                row[F_OUTCOME] = WIN
+                row[F_WINNER] = np.int64(winner)
+                row[F_TRICKS] = tricks
+                row[F_CARDS] = np.int64(cards)
         else:
             play_one(engine, seq, split, 0, brent_start, hands, head, size, still_in, pile, enc, row)
-        room = record(row, seq, i, min_cards, min_tricks, stats, wins, histogram,
-                      cand_deals, cand_rows, cand_index, longest_deal, longest_row)
-        i += 1
-        if i < count:
+        # The tally (see kernels/search/common.py).
+        played = row[F_CARDS]
+        stats[DEALS] += 1
+        stats[CARDS] += played
+        keep = False
+        if row[F_OUTCOME] == CYCLE:
+            stats[CYCLES] += 1
+            keep = True
+        else:
+            wins[row[F_WINNER]] += 1
+            histogram[min(played, HIST_BINS - 1)] += 1
+            if played > stats[LONGEST_CARDS] or stats[LONGEST_INDEX] < 0:
+                stats[LONGEST_CARDS] = played
+                stats[LONGEST_INDEX] = j
+                longest_deal[:] = seq
+                longest_row[:] = row
+            keep = played >= min_cards or (min_tricks > 0 and row[F_TRICKS] >= min_tricks)
+        room = True
+        if keep:
+            room = _keep(seq, row, j, stats, cand_deals, cand_rows, cand_index)
+        j += 1
+        if mode == EXHAUSTIVE and j < stop:
             first = step_deal(seq)
             if engine == 0:
                 # Only the cards from `first` on changed: usually a few cards at the end of hand 2.
@@ -49,35 +99,6 @@ def exhaustive_kernel(engine, seq, split, count, done, min_cards, min_tricks, br
                 else:
                     m0, q0 = rescan_from(seq, 0, s0, m0, q0, first)
                     m1, n1, q1 = hand_words(seq, s0, s1)
-        if not room:
-            break
-    return i
-
-
-@kernel
-def random_kernel(engine, penalties, split, key, start, stop, min_cards, min_tricks, brent_start,
-                  stats, wins, histogram, cand_deals, cand_rows, cand_index, longest_deal, longest_row):
-    """Play deals start..stop-1 of the random stream `key`. Returns the next deal index to play."""
-    total = 0
-    for p in range(split.shape[0]):
-        total += split[p]
-    seq = np.zeros(total, dtype=np.uint8)
-    positions = np.zeros(total, dtype=np.int64)
-    hands, head, size, still_in, pile, enc = new_workspace(split.shape[0], total)
-    row = np.zeros(N_FIELDS, dtype=np.int64)
-    j = start
-    n_penalty = penalties.shape[0]
-    while j < stop:
-        random_deal(deal_state(key, j), positions, penalties, seq)
-        if engine == 0:
-            # The fast kernel's hands come straight from the penalty positions just drawn.
-            m0, n0, q0, m1, n1, q1 = words_from_positions(seq, positions, n_penalty, split[0])
-            play2_words(m0, n0, q0, m1, n1, q1, seq, split[0], 0, brent_start, row)
-        else:
-            play_one(engine, seq, split, 0, brent_start, hands, head, size, still_in, pile, enc, row)
-        room = record(row, seq, j, min_cards, min_tricks, stats, wins, histogram,
-                      cand_deals, cand_rows, cand_index, longest_deal, longest_row)
-        j += 1
         if not room:
             break
     return j
