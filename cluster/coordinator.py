@@ -346,6 +346,11 @@ def run_search(config: SearchConfig, *, resume: bool = False, progress: Progress
                on_shard_done=None) -> RunReport:
     """Run (or resume) a search to the end, the time limit, or an interrupt."""
     store = RunStore(config.out)
+    if not resume and not store.exists(RUN_JSON):
+        foreign = [n for n in store.entries() if n != "run.lock"]
+        if foreign:
+            raise BmnError(f"{config.out} already holds files ({', '.join(foreign[:3])}) and is not a bmn "
+                           f"run; choose a new or empty directory for --out")
     store.make_root()
     store.acquire()
     started_ray = False

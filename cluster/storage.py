@@ -120,6 +120,14 @@ class RunStore:
         names = [posixpath.basename(i.path) for i in infos if i.type == pafs.FileType.File]
         return sorted(n for n in names if n.endswith(suffix) and not n.startswith("."))
 
+    def entries(self) -> list[str]:
+        """Names of everything at the top of the run (files and folders), [] if it does not exist."""
+        try:
+            infos = self.fs.get_file_info(pafs.FileSelector(self.root, allow_not_found=True))
+        except OSError as error:
+            raise BmnError(f"cannot list {self.uri}: {error}") from None
+        return sorted(posixpath.basename(i.path.rstrip("/")) for i in infos)
+
     def read_parquet(self, rel: str) -> pa.Table:
         return pq.read_table(self.path(rel), filesystem=self.fs)
 

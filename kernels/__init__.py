@@ -3,13 +3,30 @@
 Pure functions over NumPy arrays; nothing here knows about Ray, Parquet or the command line.
 """
 
+import hashlib as _hashlib
 import os as _os
 import tempfile as _tempfile
 
 
+def _source_digest() -> str:
+    """A digest of every kernel source file. Numba checks a cached kernel only against its own
+    file, not the files of the kernels it calls or inlines, so a cache made by other code could be
+    loaded silently; keeping one cache directory per version of the sources rules that out."""
+    digest = _hashlib.sha256()
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    for folder, _dirs, files in sorted(_os.walk(here)):
+        for name in sorted(files):
+            if name.endswith(".py"):
+                with open(_os.path.join(folder, name), "rb") as handle:
+                    digest.update(name.encode() + b"\0" + handle.read())
+    return digest.hexdigest()[:16]
+
+
 def _numba_cache_dir() -> str:
     base = _os.environ.get("XDG_CACHE_HOME") or _os.path.join(_os.path.expanduser("~"), ".cache")
-    for candidate in (_os.path.join(base, "bmn", "numba"), _os.path.join(_tempfile.gettempdir(), "bmn-numba")):
+    version = _source_digest()
+    for candidate in (_os.path.join(base, "bmn", "numba", version),
+                      _os.path.join(_tempfile.gettempdir(), "bmn-numba", version)):
         try:
             _os.makedirs(candidate, exist_ok=True)
             if _os.access(candidate, _os.W_OK):
@@ -19,8 +36,8 @@ def _numba_cache_dir() -> str:
     return _tempfile.mkdtemp(prefix="bmn-numba-")
 
 
-# Numba keeps compiled kernels on disk; give it a writable place that every process (and every
-# Ray worker started from this environment) shares, unless the user chose one. This must happen
-# before numba is first imported.
+# Numba keeps compiled kernels on disk; give it a writable place, one per version of the kernel
+# sources, that every process (and every Ray worker started from this environment) shares, unless
+# the user chose one. This must happen before numba is first imported.
 if "NUMBA_CACHE_DIR" not in _os.environ:
     _os.environ["NUMBA_CACHE_DIR"] = _numba_cache_dir()

@@ -1,8 +1,9 @@
 """The per-card engine: any deck of up to MAX_CARDS cards, 2 to 8 players.
 
 It plays one card at a time from ring buffers, exactly as RULES.md reads. It is the engine for
-every deal the fast two-player kernel (kernels/fast2.py) cannot hold, the baseline `bmn bench`
-reports beside the fast kernel, and a second reference in the tests.
+every deal the fast two-player kernel (kernels/fast2.py) cannot hold and a second reference in
+the tests; with its two-player trick (`play_trick_two`) it is the straightforward per-card
+kernel that `bmn bench` reports beside the fast one, as a baseline.
 
 Layout of a game in progress ("slot" s of a workspace, so one workspace holds the game, a saved
 copy for cycle detection and a second runner for measuring the preperiod):
@@ -189,6 +190,44 @@ def play_trick(s, leader, hands, head, size, still_in, pile):
             p = _next_in(s, p, still_in)
 
 
+@kernel(inline="always")
+def play_trick_two(leader, hands, head, size, pile):
+    """One trick of a two-player game in slot 0, the straightforward way: one card at a time,
+    the next player is simply the other one. Returns (leader or winner, cards, game over)."""
+    mask = hands.shape[2] - 1
+    cards = hands[0]
+    top = head[0]
+    count = size[0]
+    p = leader
+    npile = 0
+    owed = 0
+    while True:
+        if count[p] == 0:
+            # p must play and holds no card: the other takes the pile (a trick) and has every card.
+            return p ^ 1, npile, True
+        h = top[p]
+        card = cards[p, h]
+        top[p] = (h + 1) & mask
+        count[p] -= 1
+        pile[npile] = card
+        npile += 1
+        if card != 0:
+            owed = card
+            p ^= 1
+        elif owed > 0:
+            owed -= 1
+            if owed == 0:
+                # The payer paid in full: the creditor picks up the pile, in the order played.
+                w = p ^ 1
+                tail = top[w] + count[w]
+                for i in range(npile):
+                    cards[w, (tail + i) & mask] = pile[i]
+                count[w] += npile
+                return w, npile, count[p] == 0
+        else:
+            p ^= 1
+
+
 @kernel
 def encode_state(s, leader, hands, head, size, out):
     """The state written from the leader's seat (kernels/cycleid.py), into `out`."""
@@ -262,8 +301,12 @@ def _cycle_figures(deal, split, leader0, period, hands, head, size, still_in, pi
 
 
 @kernel
-def play_general(deal, split, leader0, brent_start, hands, head, size, still_in, pile, enc, out):
-    """Play one deal (card sequence `deal`, hand sizes `split`, `leader0` leads) into `out`."""
+def play_general(deal, split, leader0, brent_start, two, hands, head, size, still_in, pile, enc, out):
+    """Play one deal (card sequence `deal`, hand sizes `split`, `leader0` leads) into `out`.
+
+    `two`: play the tricks of a two-player deal with `play_trick_two` (the per-card baseline
+    `bmn bench` reports) rather than the n-player `play_trick`.
+    """
     load(deal, split, 0, hands, head, size, still_in)
     leader = leader0
     tricks = 0
@@ -281,7 +324,11 @@ def play_general(deal, split, leader0, brent_start, hands, head, size, still_in,
     power = 1
     lam = 0
     while True:
-        leader, c, t, over = play_trick(0, leader, hands, head, size, still_in, pile)
+        if two:
+            leader, c, over = play_trick_two(leader, hands, head, size, pile)
+            t = 1
+        else:
+            leader, c, t, over = play_trick(0, leader, hands, head, size, still_in, pile)
         tricks += t
         cards += c
         if over:
@@ -304,7 +351,7 @@ def play_general(deal, split, leader0, brent_start, hands, head, size, still_in,
 
 
 @kernel(parallel=True)
-def play_batch_general(deals, split, leader0, brent_start, out):
+def play_batch_general(deals, split, leader0, brent_start, two, out):
     """Play every row of `deals` (one card sequence per row) in parallel; results into `out`."""
     n_deals = deals.shape[0]
     chunk = 64
@@ -312,7 +359,7 @@ def play_batch_general(deals, split, leader0, brent_start, out):
     for c in prange(n_chunks):
         hands, head, size, still_in, pile, enc = new_workspace(split.shape[0], deals.shape[1])
         for i in range(c * chunk, min(n_deals, (c + 1) * chunk)):
-            play_general(deals[i], split, leader0, brent_start, hands, head, size, still_in, pile, enc, out[i])
+            play_general(deals[i], split, leader0, brent_start, two, hands, head, size, still_in, pile, enc, out[i])
 
 
 def empty_results(n: int) -> np.ndarray:

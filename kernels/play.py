@@ -10,13 +10,14 @@ from typing import Sequence
 
 import numpy as np
 
-from . import engine, fast2, percard2
+from . import engine, fast2
 from .errors import BmnError
 from .notation import MAX_VALUE, check_deal
 from .result import N_FIELDS, GameResult
 
 # fast: kernels/fast2.py (two players, at most 64 cards and 16 penalty cards);
-# percard: kernels/percard2.py (two players, any deck); general: kernels/engine.py (2-8 players).
+# percard: kernels/engine.py with its two-player trick (two players, any deck);
+# general: kernels/engine.py (2-8 players).
 ENGINES = ("auto", "fast", "percard", "general")
 
 
@@ -74,7 +75,7 @@ def play_batch(
     if name == "fast":
         fast2.play_batch2(deals, int(split_arr[0]), leader, brent_start, out)
     elif name == "percard":
-        percard2.play_batch_percard2(deals, split_arr, leader, brent_start, out)
+        engine.play_batch_general(deals, split_arr, leader, brent_start, True, out)
     else:
-        engine.play_batch_general(deals, split_arr, leader, brent_start, out)
+        engine.play_batch_general(deals, split_arr, leader, brent_start, False, out)
     return out

@@ -67,3 +67,20 @@ def busy_actor(coordinator):
             if unfinished:
                 return actor
     return None
+
+
+def kill_a_busy_actor_once(killed: list):
+    """A coordinator hook: SIGKILL the process of an actor that is computing, the first time one is."""
+    import os
+    import signal
+
+    import ray
+
+    def hook(coordinator):
+        actor = None if killed else busy_actor(coordinator)
+        if actor is not None:
+            pid = ray.get(actor.handle.pid.remote())
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+
+    return hook

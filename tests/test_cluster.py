@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from cluster.storage import RunStore
 from cluster.tables import read_summaries
 from kernels.errors import BmnError
 
-from cluster_helpers import assert_same_tables, busy_actor, direct_tables, make_config, tables_of, wait_for
+from cluster_helpers import assert_same_tables, direct_tables, kill_a_busy_actor_once, make_config, tables_of, wait_for
 
 BMN = Path(sys.executable).parent / "bmn"
 RANDOM = dict(strategy="random", deals=300_000, shard_size=50_000, min_cards=1000, seed=11)
@@ -62,15 +61,7 @@ def test_tables_written_match_tables_rebuilt(reference_run):
 def test_a_killed_actor_changes_nothing(reference_run, tmp_path):
     _, want = reference_run
     killed = []
-
-    def kill_one(coordinator):
-        actor = None if killed else busy_actor(coordinator)
-        if actor is not None:
-            pid = ray.get(actor.handle.pid.remote())
-            os.kill(pid, signal.SIGKILL)
-            killed.append(pid)
-
-    report = run_search(make_config(tmp_path, workers=2, **RANDOM), on_shard_done=kill_one)
+    report = run_search(make_config(tmp_path, workers=2, **RANDOM), on_shard_done=kill_a_busy_actor_once(killed))
     assert killed and report.state == "finished" and report.shards_failed == 0
     assert_same_tables(want, tables_of(tmp_path))
     assert max(tables_of(tmp_path)["shards"].column("attempts").to_pylist()) >= 2
@@ -79,14 +70,9 @@ def test_a_killed_actor_changes_nothing(reference_run, tmp_path):
 def test_attempts_cap_reports_failed_shards_and_resume_finishes_them(reference_run, tmp_path):
     _, want = reference_run
     killed = []
-
-    def kill_one(coordinator):
-        actor = None if killed else busy_actor(coordinator)
-        if actor is not None:
-            os.kill(ray.get(actor.handle.pid.remote()), signal.SIGKILL)
-            killed.append(True)
-
-    report = run_search(make_config(tmp_path, workers=2, max_attempts=1, **RANDOM), on_shard_done=kill_one)
+    report = run_search(make_config(tmp_path, workers=2, max_attempts=1, **RANDOM),
+                        on_shard_done=kill_a_busy_actor_once(killed))
+    assert killed
     assert report.shards_failed >= 1
     manifest = tables_of(tmp_path)["shards"].to_pylist()
     failed = [row for row in manifest if row["status"] == "failed"]
@@ -188,3 +174,10 @@ def test_status_of_a_finished_run(reference_run, capsys):
     st = run_status_dict(str(out))
     assert (st["state"], st["shards_done"], st["shards_pending"], st["deals"]) == ("finished", 6, 0, 300_000)
     assert st["longest"]["cards"] == max(tables["games"].column("cards").to_pylist())
+
+
+def test_a_directory_that_is_not_a_run_is_refused(ray_address, tmp_path):
+    (tmp_path / "notes.txt").write_text("my notes")
+    with pytest.raises(BmnError, match="already holds files .*notes.txt.* and is not a bmn run"):
+        run_search(make_config(tmp_path, workers=1, **RANDOM))
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]

@@ -63,6 +63,11 @@ def test_write_interrupt_and_resume_on_s3(s3, tmp_path):
     names = store.list("shards", ".parquet")
     assert len(names) == 8
     assert run_status_dict(uri)["shards_done"] == 8
+    from cluster.query import query
+
+    both = query([uri, str(local)], "SELECT count(*) AS n, max(cards) AS longest FROM games").to_pylist()[0]
+    assert both["n"] == tables_of(local)["games"].num_rows  # the same deals: one row each
+    assert both["longest"] == max(tables_of(uri)["games"].column("cards").to_pylist())
 
 
 def test_endpoint_from_the_environment(s3, tmp_path, monkeypatch):

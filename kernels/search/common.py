@@ -18,7 +18,6 @@ import numpy as np
 from .._jit import kernel
 from ..engine import play_general
 from ..fast2 import play2
-from ..percard2 import play_percard2
 from ..result import N_FIELDS
 
 ENGINE_IDS = {"fast": 0, "percard": 1, "general": 2}
@@ -33,9 +32,9 @@ def play_one(engine, seq, split, leader0, brent_start, hands, head, size, still_
     if engine == 0:
         play2(seq, split[0], leader0, brent_start, row)
     elif engine == 1:
-        play_percard2(seq, split, leader0, brent_start, hands, head, size, still_in, pile, enc, row)
+        play_general(seq, split, leader0, brent_start, True, hands, head, size, still_in, pile, enc, row)
     else:
-        play_general(seq, split, leader0, brent_start, hands, head, size, still_in, pile, enc, row)
+        play_general(seq, split, leader0, brent_start, False, hands, head, size, still_in, pile, enc, row)
 
 
 def new_tally(total: int, players: int, capacity: int = 1024):
