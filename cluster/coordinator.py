@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import ray
 
 from kernels.errors import BmnError
+from kernels.search import warm_up
 
 from . import __version__
 from .config import SearchConfig, differences, from_json
@@ -136,8 +137,10 @@ def connect(config: SearchConfig) -> bool:
 
 
 class Coordinator:
-    def __init__(self, config: SearchConfig, store: RunStore, progress: ProgressView | None = None):
+    def __init__(self, config: SearchConfig, store: RunStore, progress: ProgressView | None = None,
+                 local: bool = False):
         self.config = config
+        self.local = local  # the Ray cluster is this machine
         self.store = store
         self.plan = Plan(config)
         self.progress = progress or ProgressView(enabled=False)
@@ -202,9 +205,13 @@ class Coordinator:
         pending = (k for k in range(self.plan.count) if k not in finished)
         deadline = t0 + self.config.time_limit if self.config.time_limit else None
         state = "finished"
+        self.progress.start(self.plan.count, self.done)
+        if self.local:
+            # Every worker on this machine shares Numba's disk cache: compile the kernels here,
+            # once, rather than in every worker at the same time (CPU and memory times the workers).
+            warm_up(self.config.strategy, self.plan.space)
         for _ in range(self._workers_wanted()):
             self._start_actor()
-        self.progress.start(self.plan.count, self.done, self.deals)
         last_beat = 0.0
         exhausted = False
         try:
@@ -225,7 +232,8 @@ class Coordinator:
                     self.store.heartbeat()
                     self._write_progress("running", t0)
                     last_beat = time.time()
-                self.progress.update(self.done, self.deals, self._longest_cards(), len(self.cycle_ids), self.failed)
+                self.progress.update(self.done, self.session_deals, self._longest_cards(), len(self.cycle_ids),
+                                     self.failed, self.first_dispatch)
         except KeyboardInterrupt:
             state = "interrupted"
         finally:
@@ -356,7 +364,8 @@ def run_search(config: SearchConfig, *, resume: bool = False, progress: Progress
     started_ray = False
     try:
         config = open_run(config, store, resume)
-        coordinator = Coordinator(config, store, progress)
+        local = not (config.address or os.environ.get("RAY_ADDRESS")) and not ray.is_initialized()
+        coordinator = Coordinator(config, store, progress, local=local)
         coordinator.on_shard_done = on_shard_done
         if coordinator.has_work():
             started_ray = connect(config)

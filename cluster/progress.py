@@ -1,4 +1,8 @@
-"""The terminal progress bar of a search: shards done/total, deals/s, ETA, longest game, cycles."""
+"""The terminal progress bar of a search: shards done/total, deals/s, ETA, longest game, cycles.
+
+Until the first worker is ready (on a first run the workers compile the kernels, which takes
+about a minute) the bar says so; rates and ETA count from the first shard handed out.
+"""
 
 from __future__ import annotations
 
@@ -16,15 +20,11 @@ class ProgressView:
         self.live = enabled and self.console.is_terminal
         self._progress: Progress | None = None
         self._task = None
-        self._t0 = 0.0
-        self._deals0 = 0
         self._done0 = 0
         self.total = 0
         self._last_line = 0.0
 
-    def start(self, total: int, done: int, deals: int) -> None:
-        self._t0 = time.time()
-        self._deals0 = deals
+    def start(self, total: int, done: int) -> None:
         self._done0 = done
         self.total = total
         if not self.enabled:
@@ -33,40 +33,44 @@ class ProgressView:
             self._progress = Progress(
                 TextColumn("[bold]shards[/] {task.completed:,}/{task.total:,}"),
                 BarColumn(),
-                TextColumn("{task.fields[rate]}"),
-                TextColumn("ETA {task.fields[eta]}"),
-                TextColumn("longest [bold]{task.fields[longest]}[/] cards"),
-                TextColumn("cycles [bold]{task.fields[cycles]}[/]"),
-                TextColumn("{task.fields[failed]}"),
+                TextColumn("{task.fields[status]}"),
                 TimeElapsedColumn(),
                 console=self.console,
                 transient=False,
             )
             self._progress.start()
-            self._task = self._progress.add_task("search", total=total, completed=done, rate="", eta="?",
-                                                 longest=0, cycles=0, failed="")
+            self._task = self._progress.add_task("search", total=total, completed=done, status=_WARMING)
+        else:
+            print(f"shards {done:,}/{total:,}: {_WARMING}", file=sys.stderr, flush=True)
 
-    def update(self, done: int, deals: int, longest: int, cycles: int, failed: int) -> None:
+    def update(self, done: int, session_deals: int, longest: int, cycles: int, failed: int,
+               working_since: float | None) -> None:
         if not self.enabled:
             return
-        elapsed = max(1e-9, time.time() - self._t0)
-        rate = (deals - self._deals0) / elapsed
-        remaining = self.total - done - failed
-        shards_per_s = (done - self._done0) / elapsed
-        eta = _duration(remaining / shards_per_s) if shards_per_s > 0 else "?"
-        text = f"{_si(rate)} deals/s"
+        if working_since is None:
+            status = _WARMING
+        else:
+            elapsed = max(1e-9, time.time() - working_since)
+            rate = session_deals / elapsed
+            shards_per_s = (done - self._done0) / elapsed
+            remaining = self.total - done - failed
+            eta = _duration(remaining / shards_per_s) if shards_per_s > 0 else "?"
+            status = (f"{_si(rate)} deals/s  ETA {eta}  longest [bold]{longest}[/] cards  cycles [bold]{cycles}[/]"
+                      + (f"  [red]failed {failed}[/]" if failed else ""))
         if self._progress is not None:
-            self._progress.update(self._task, completed=done, rate=text, eta=eta, longest=longest, cycles=cycles,
-                                  failed=f"[red]failed {failed}[/]" if failed else "")
-        elif time.time() - self._last_line > 30:
+            self._progress.update(self._task, completed=done, status=status)
+        elif time.time() - self._last_line > 30 and working_since is not None:
             self._last_line = time.time()
-            print(f"shards {done:,}/{self.total:,}  {text}  ETA {eta}  longest {longest} cards  cycles {cycles}"
-                  + (f"  failed {failed}" if failed else ""), file=sys.stderr, flush=True)
+            plain = status.replace("[bold]", "").replace("[/]", "").replace("[red]", "")
+            print(f"shards {done:,}/{self.total:,}  {plain}", file=sys.stderr, flush=True)
 
     def stop(self) -> None:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+
+
+_WARMING = "starting workers (a first run compiles the kernels: about a minute)"
 
 
 def _si(x: float) -> str:
