@@ -160,6 +160,7 @@ class Coordinator:
         self.first_dispatch: float | None = None
         self.last_collect: float | None = None
         self.on_shard_done = None  # a hook for tests: called with the coordinator after each shard
+        self.lost_actors = 0
 
     # -- actors ---------------------------------------------------------------------------------
     def _start_actor(self) -> None:
@@ -267,8 +268,8 @@ class Coordinator:
                 try:
                     actor.where = ray.get(ref)
                     actor.ready = True
-                except ray.exceptions.RayError:
-                    self._replace(actor)
+                except ray.exceptions.RayError as error:
+                    self._replace(actor, error)
                 return
         shard, actor, started = self.in_flight.pop(ref)
         actor.in_flight -= 1
@@ -281,7 +282,7 @@ class Coordinator:
         except ray.exceptions.RayError as error:
             # The actor's process or node is gone: replace the actor, run the shard elsewhere.
             if actor.alive:
-                self._replace(actor)
+                self._replace(actor, error)
             self._retry_or_fail(shard, f"worker lost: {type(error).__name__}")
             return
         summary["attempts"] = self.attempts[shard.id]
@@ -297,12 +298,18 @@ class Coordinator:
         if self.on_shard_done is not None:
             self.on_shard_done(self)
 
-    def _replace(self, actor: _Actor) -> None:
+    def _replace(self, actor: _Actor, error: Exception) -> None:
         actor.alive = False
         try:
             ray.kill(actor.handle, no_restart=True)
         except Exception:
             pass
+        self.lost_actors += 1
+        if not actor.ready and self.new == 0 and self.lost_actors > 2 * self._workers_wanted() + 2:
+            # Workers die before doing anything, again and again: they cannot start (bmn or its
+            # dependencies missing on the cluster's nodes, say). Replacing them forever helps nobody.
+            reason = str(error).strip().splitlines()[-1] if str(error).strip() else type(error).__name__
+            raise BmnError(f"the workers cannot start ({self.lost_actors} failed): {reason}")
         self._start_actor()
 
     def _retry_or_fail(self, shard: Shard, error: str) -> None:
@@ -331,8 +338,8 @@ class Coordinator:
             "state": state, "updated_at": time.time(), "elapsed_s": round(elapsed, 2),
             "shards_total": self.plan.count, "shards_done": self.done, "shards_failed": self.failed,
             "shards_in_flight": len(self.in_flight), "deals": self.deals, "cards": self.cards,
-            "new_shards": self.new, "session_deals": self.session_deals, "longest": self._longest_cards(), "cycles": len(self.cycle_ids),
-            "workers": sum(a.alive for a in self.actors),
+            "new_shards": self.new, "session_deals": self.session_deals, "longest": self._longest_cards(),
+            "cycles": len(self.cycle_ids), "workers": sum(a.alive for a in self.actors),
         })
 
     def _finish(self, state: str, t0: float) -> None:
