@@ -16,6 +16,7 @@ order shards finished in, or the failures on the way):
 
 from __future__ import annotations
 
+import decimal
 import json
 from dataclasses import dataclass, field
 
@@ -100,8 +101,6 @@ def games_table(candidates: list[Candidate], strategy: str, shard: int, deck: st
         cols["index"].append(c.index)
         cols["rank"].append(None if rank_base is None else rank_base + c.index)
         cols["deck"].append(deck)
-    import decimal
-
     cols["rank"] = [None if v is None else decimal.Decimal(v) for v in cols["rank"]]
     return pa.table(cols, schema=GAMES_SCHEMA)
 
