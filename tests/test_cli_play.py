@@ -154,3 +154,11 @@ def test_a_hand_of_two_plain_cards_is_not_the_option_separator(capsys):
     assert json.loads(capsys.readouterr().out)["cards"] == 5
     assert main(["play", "--", "J-", "--"]) == 0  # a leading -- still ends the options
     assert capsys.readouterr().out.splitlines()[:2] == ["deal       J-/--", "outcome    hand 1 wins"]
+
+
+def test_the_fast_kernel_refuses_what_it_cannot_hold():
+    big = "J" * 20 + "-" * 20
+    out = run("play", "--engine", "fast", big, big)
+    assert out.returncode == 2 and "fast kernel holds two-player deals of at most 64 cards" in out.stderr
+    out = run("play", "--json", big, big)  # the default picks a kernel that can
+    assert out.returncode == 0 and json.loads(out.stdout)["outcome"] in ("win", "cycle")

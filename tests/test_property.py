@@ -102,3 +102,12 @@ def test_many_players_standard_like(players):
         cards = cards[1:] + [4]
     split = (len(cards) // players,) * players
     assert_kernels_match(shuffled(cards, 150, players), split)
+
+
+@pytest.mark.parametrize("cards,split", [
+    ([0] * 72 + [1, 2, 3, 4] * 8, (52, 52)),           # two standard decks
+    ([0] * 100 + [1, 2, 3, 4, 5, 6, 7, 8, 9] * 5, (80, 65)),
+    ([0] * 108 + [1, 2, 3, 4] * 12, (52, 52, 52)),      # three decks, three players
+])
+def test_decks_larger_than_the_fast_kernel_holds(cards, split):
+    assert_kernels_match(shuffled(cards, 60, len(cards)), split)
