@@ -59,11 +59,12 @@ def protect_positionals(parser: argparse.ArgumentParser, argv: list[str]) -> lis
             positionals.extend(rest)
             break
         if name in takes_value:
-            options.append(token)
             if takes_value[name] and "=" not in token:
                 value = next(rest, None)
-                if value is not None:
-                    options.append(value)
+                # `--opt=value`: argparse takes a value that begins with '-' (a hand) only so.
+                options.append(token if value is None else f"{token}={value}")
+            else:
+                options.append(token)
         elif _OPTION_SHAPE.match(token):
             options.append(token)  # an unknown option: argparse will say so
         else:

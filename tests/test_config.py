@@ -107,3 +107,14 @@ def test_cli_bad_toml(tmp_path):
     path.write_text("strategy = random\n")
     out = subprocess.run([str(BMN), "search", str(path)], capture_output=True, text=True)
     assert out.returncode == 2 and "is not valid TOML" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_option_values_that_begin_with_a_dash():
+    from cluster.cli import build_parser, protect_positionals
+
+    casella = "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA"
+    parser = build_parser()
+    args = parser.parse_args(protect_positionals(parser, ["search", "--strategy", "ancestors", "--deal", casella]))
+    assert (args.strategy, args.deal) == ("ancestors", casella)
+    args = parser.parse_args(protect_positionals(parser, ["play", "--file", "-", "--json"]))
+    assert (args.file, args.json, args.hands) == ("-", True, [])
