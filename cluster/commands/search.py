@@ -7,11 +7,9 @@ import json
 import os
 import signal
 import sys
-import time
 
-from kernels.errors import BmnError
 
-from ..config import build_config, load_toml, resolve
+from ..config import SearchConfig, build_config, load_toml, resolve
 from ..coordinator import RunReport, read_run_config, run_search
 from ..progress import ProgressView
 from ..status import run_status
@@ -66,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=lambda args: run_status(args.run, args.json))
 
 
-def config_from_args(args) -> "SearchConfig":
+def config_from_args(args) -> SearchConfig:
     values = load_toml(args.config) if args.config else {}
     if isinstance(values.get("deals_file"), str) and not os.path.isabs(os.path.expanduser(values["deals_file"])):
         # A deals file named in a config file is found beside that file.
@@ -114,7 +112,6 @@ def print_report(report: RunReport, as_json: bool) -> int:
     if as_json:
         print(json.dumps(report.to_json()))
         return code
-    rate = report.deals / report.elapsed_s if report.elapsed_s else 0
     print(f"{report.state}: {report.shards_done:,} of {report.shards_total:,} shards done"
           + (f", {report.shards_failed} failed" if report.shards_failed else "")
           + f"; {report.deals:,} deals played ({report.new_shards:,} shards in {report.elapsed_s:.1f} s)")

@@ -15,7 +15,7 @@ from ..play import pick_engine
 from ..rng import stream_key
 from .common import ENGINE_IDS, grow, new_tally
 from .result import Candidate, ShardResult
-from .climb import CLIMB_DEFAULTS, run_climb
+from .climb import run_climb
 from .sweep import EXHAUSTIVE, RANDOM, sweep_kernel
 
 __all__ = [
