@@ -194,7 +194,7 @@ def _encode_hand(m, n, q, out, k):
 
 
 @kernel
-def _cycle_figures2(deal, size0, lead0, period, out):
+def cycle_figures2(deal, size0, lead0, period, out):
     """The period is known exactly; find the preperiod, the cards, and the cycle id."""
     m0, n0, q0 = hand_words(deal, 0, size0)
     m1, n1, q1 = hand_words(deal, size0, deal.shape[0] - size0)
@@ -266,7 +266,7 @@ def play2_words(m0, n0, q0, m1, n1, q1, deal, size0, lead0, brent_start, out):
     """Play a deal given as its hands' words (`deal` is needed only if the game is a cycle)."""
     period, winner, tricks, cards = game2(m0, n0, q0, m1, n1, q1, lead0, brent_start)
     if period:
-        _cycle_figures2(deal, size0, lead0, period, out)
+        cycle_figures2(deal, size0, lead0, period, out)
     else:
         _win(out, winner, tricks, cards)
 
@@ -276,7 +276,7 @@ def game2(m0, n0, q0, m1, n1, q1, lead0, brent_start):
     """Play a deal given as its hands' words, on scalars alone (no array crosses this call).
 
     Returns (period, winner, tricks, cards): period 0 for a finished game (winner 0 or 1); for a
-    cycle, its exact period in tricks (`_cycle_figures2` then measures the rest).
+    cycle, its exact period in tricks (`cycle_figures2` then measures the rest).
     """
     if n0 == U0 or n1 == U0:
         return 0, np.uint64(n0 == U0), 0, U0

@@ -14,7 +14,7 @@ import numpy as np
 from .._jit import kernel
 from ..dealspace import step_deal
 from ..engine import new_workspace
-from ..fast2 import _cycle_figures2, game2, hand_words, rescan_from, words_from_positions
+from ..fast2 import cycle_figures2, game2, hand_words, rescan_from, words_from_positions
 from ..result import CYCLE, F_CARDS, F_OUTCOME, F_TRICKS, F_WINNER, N_FIELDS, WIN
 from ..rng import deal_state, random_deal
 from .common import CARDS, CYCLES, DEALS, HIST_BINS, LONGEST_CARDS, LONGEST_INDEX, N_CAND, play_one
@@ -61,7 +61,7 @@ def sweep_kernel(mode, engine, seq, penalties, key, split, start, stop, min_card
         if engine == 0:
             period, winner, tricks, cards = game2(m0, n0, q0, m1, n1, q1, 0, brent_start)
             if period:
-                _cycle_figures2(seq, s0, 0, period, row)
+                cycle_figures2(seq, s0, 0, period, row)
             else:
                 row[F_OUTCOME] = WIN
                 row[F_WINNER] = np.int64(winner)
