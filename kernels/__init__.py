@@ -41,3 +41,9 @@ def _numba_cache_dir() -> str:
 # the user chose one. This must happen before numba is first imported.
 if "NUMBA_CACHE_DIR" not in _os.environ:
     _os.environ["NUMBA_CACHE_DIR"] = _numba_cache_dir()
+    import sys as _sys
+
+    if "numba" in _sys.modules:  # numba was imported first and has read its settings already
+        from numba.core import config as _numba_config
+
+        _numba_config.CACHE_DIR = _os.environ["NUMBA_CACHE_DIR"]

@@ -36,3 +36,11 @@ def test_a_chosen_cache_dir_is_respected(tmp_path):
     out = subprocess.run([sys.executable, "-c", "import os, kernels; print(os.environ['NUMBA_CACHE_DIR'])"],
                          env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == str(tmp_path)
+
+
+def test_the_versioned_cache_is_used_even_if_numba_was_imported_first(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["XDG_CACHE_HOME"] = str(tmp_path)
+    code = "import numba; from numba.core import config; import kernels; print(config.CACHE_DIR)"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip().startswith(str(tmp_path / "bmn" / "numba"))
