@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from kernels.errors import BmnError
 
-from .storage import RunStore
+from .storage import existing_run
 from .tables import GAMES_SCHEMA, META_KEY, SHARDS_DIR, build_tables, read_contents, write_tables
 
 DEFAULT_SHARDS_PER_FILE = 10_000
@@ -23,9 +23,7 @@ DEFAULT_SHARDS_PER_FILE = 10_000
 def compact(uri: str, shards_per_file: int = DEFAULT_SHARDS_PER_FILE) -> dict:
     if shards_per_file < 1:
         raise BmnError("--shards-per-file must be at least 1")
-    store = RunStore(uri)
-    if not store.exists("run.json"):
-        raise BmnError(f"{uri} is not a bmn run (no run.json)")
+    store = existing_run(uri)
     store.acquire()
     try:
         contents = read_contents(store)

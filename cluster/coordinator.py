@@ -16,7 +16,6 @@ Failures:
 from __future__ import annotations
 
 import collections
-import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -30,14 +29,12 @@ from . import __version__
 from .config import SearchConfig, differences, from_json
 from .plan import Plan, Shard
 from .progress import ProgressView
-from .storage import RunStore
+from .storage import PROGRESS_JSON, RUN_JSON, RunStore, existing_run
 from .tables import (GAMES_SCHEMA, SCHEMA_VERSION, TABLES, build_tables, read_contents, read_summaries, shard_file_name,
                      shard_file_table, shard_summary, write_tables)
 from .worker import WORKER_ENV, ShardWorker
 
-RUN_JSON = "run.json"
 INPUTS = "inputs.txt"
-PROGRESS_JSON = "progress.json"
 HEARTBEAT_S = 5.0
 
 
@@ -384,11 +381,4 @@ def run_search(config: SearchConfig, *, resume: bool = False, progress: Progress
 
 
 def read_run_config(uri: str) -> SearchConfig:
-    store = RunStore(uri)
-    if not store.exists(RUN_JSON):
-        raise BmnError(f"{uri} is not a bmn run (no {RUN_JSON})")
-    return from_json(store.read_json(RUN_JSON)["config"])
-
-
-def dumps(report: RunReport) -> str:
-    return json.dumps(report.to_json())
+    return from_json(existing_run(uri).read_json(RUN_JSON)["config"])

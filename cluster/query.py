@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from kernels.errors import BmnError
 
-from .storage import RunStore
+from .storage import PROGRESS_JSON, existing_run
 from .tables import GAMES_SCHEMA, TABLES, build_tables, cycles_table, read_contents
 
 FORMATS = ("table", "csv", "json")
@@ -32,10 +32,8 @@ FORMATS = ("table", "csv", "json")
 
 def run_tables(uri: str) -> dict[str, pa.Table]:
     """The four tables of one run, current even while it is being written."""
-    store = RunStore(uri)
-    if not store.exists("run.json"):
-        raise BmnError(f"{uri} is not a bmn run (no run.json)")
-    state = store.read_json("progress.json").get("state") if store.exists("progress.json") else None
+    store = existing_run(uri)
+    state = store.read_json(PROGRESS_JSON).get("state") if store.exists(PROGRESS_JSON) else None
     written = state in ("finished", "time limit", "interrupted") and store.read_lock() is None
     if written and all(store.exists(f"{name}.parquet") for name in TABLES):
         return {name: store.read_parquet(f"{name}.parquet") for name in TABLES}

@@ -5,29 +5,22 @@ from __future__ import annotations
 import json
 import time
 
-from kernels.errors import BmnError
-
 from .config import from_json
 from .plan import Plan
-from .storage import RunStore
+from .storage import PROGRESS_JSON, RUN_JSON, existing_run
 from .tables import read_summaries
-
-RUN_JSON = "run.json"
-PROGRESS_JSON = "progress.json"
 
 
 def run_status_dict(uri: str) -> dict:
-    store = RunStore(uri)
-    if not store.exists(RUN_JSON):
-        raise BmnError(f"{uri} is not a bmn run (no {RUN_JSON})")
+    store = existing_run(uri)
     config = from_json(store.read_json(RUN_JSON)["config"])
     plan = Plan(config)
     summaries = read_summaries(store)
     done = [s for s in summaries.values() if s["status"] == "done"]
     failed = sum(1 for s in summaries.values() if s["status"] == "failed")
     progress = store.read_json(PROGRESS_JSON) if store.exists(PROGRESS_JSON) else {}
-    lock = store.read_lock()
-    running = lock is not None and not store._stale(lock)
+    lock = store.live_holder()
+    running = lock is not None
     state = "running" if running else progress.get("state", "not started")
     if not running and state == "running":
         state = "stopped (the job died; resume it)"

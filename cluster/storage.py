@@ -26,6 +26,8 @@ import pyarrow.parquet as pq
 
 from kernels.errors import BmnError
 
+RUN_JSON = "run.json"  # a run's config and versions: its presence makes a folder a run
+PROGRESS_JSON = "progress.json"
 LOCK = "run.lock"
 # A lock whose heartbeat is older than this belongs to a job that died (Ctrl-C, SIGKILL, lost node).
 LOCK_STALE_S = 90.0
@@ -184,7 +186,7 @@ class RunStore:
     def acquire(self) -> None:
         """Take the run's lock, or refuse if a live job holds it."""
         holder = self.read_lock()
-        if holder is not None and not self._stale(holder):
+        if holder is not None and self.is_live(holder):
             raise BmnError(f"run {self.uri} is being written by another job ({holder.describe()}); "
                            f"wait for it to finish or stop it first")
         self.owner = uuid.uuid4().hex
@@ -224,6 +226,15 @@ class RunStore:
     def _info(self) -> LockInfo:
         return LockInfo(self.owner, socket.gethostname(), os.getpid(), self._lock_started, time.time())
 
+    def live_holder(self) -> LockInfo | None:
+        """The lock of a job writing this run now, or None (no lock, or a dead job's)."""
+        holder = self.read_lock()
+        return holder if holder is not None and self.is_live(holder) else None
+
+    @classmethod
+    def is_live(cls, holder: LockInfo) -> bool:
+        return not cls._stale(holder)
+
     @staticmethod
     def _stale(holder: LockInfo) -> bool:
         if holder.host == socket.gethostname():
@@ -237,3 +248,11 @@ class RunStore:
                 if holder.pid == os.getpid():
                     return False
         return time.time() - holder.heartbeat > LOCK_STALE_S
+
+
+def existing_run(uri: str) -> RunStore:
+    """The store of a run that must already exist (resume, status, query, compact)."""
+    store = RunStore(uri)
+    if not store.exists(RUN_JSON):
+        raise BmnError(f"{uri} is not a bmn run (no {RUN_JSON})")
+    return store

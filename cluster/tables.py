@@ -150,14 +150,18 @@ class RunContents:
         return {k for k, s in self.summaries.items() if s["status"] == "done"}
 
 
+def _supersedes(summary: dict, previous: dict | None) -> bool:
+    """A shard is read once: from the first file that has it, unless a later one has it done."""
+    return previous is None or (previous["status"] != "done" and summary["status"] == "done")
+
+
 def read_summaries(store: RunStore) -> dict[int, dict]:
     """The shard summaries only (Parquet footers), each shard once."""
     out: dict[int, dict] = {}
     for name in store.list(SHARDS_DIR, ".parquet"):
         meta = store.parquet_metadata(f"{SHARDS_DIR}/{name}")
         for s in json.loads(meta.get(META_KEY, b"[]")):
-            previous = out.get(s["shard"])
-            if previous is None or (previous["status"] != "done" and s["status"] == "done"):
+            if _supersedes(s, out.get(s["shard"])):
                 out[s["shard"]] = s
     return out
 
@@ -170,8 +174,7 @@ def read_contents(store: RunStore) -> RunContents:
         summaries = json.loads((table.schema.metadata or {}).get(META_KEY, b"[]"))
         take = []
         for s in summaries:
-            previous = contents.summaries.get(s["shard"])
-            if previous is None or (previous["status"] != "done" and s["status"] == "done"):
+            if _supersedes(s, contents.summaries.get(s["shard"])):
                 contents.summaries[s["shard"]] = s
                 take.append(s["shard"])
         contents.files.append(rel)

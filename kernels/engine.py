@@ -23,7 +23,7 @@ from numba import prange
 
 from ._jit import kernel
 from .result import CYCLE, F_CARDS, F_CYCLE_ID, F_OUTCOME, F_PER_CARDS, F_PER_TRICKS, F_PRE_CARDS
-from .result import F_PRE_TRICKS, F_TRICKS, F_WINNER, N_FIELDS, WIN
+from .result import F_PRE_TRICKS, F_TRICKS, F_WINNER, WIN
 
 FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 FNV_PRIME = np.uint64(0x100000001B3)
@@ -361,6 +361,3 @@ def play_batch_general(deals, split, leader0, brent_start, two, out):
         for i in range(c * chunk, min(n_deals, (c + 1) * chunk)):
             play_general(deals[i], split, leader0, brent_start, two, hands, head, size, still_in, pile, enc, out[i])
 
-
-def empty_results(n: int) -> np.ndarray:
-    return np.zeros((n, N_FIELDS), dtype=np.int64)

@@ -30,6 +30,10 @@ class GameResult:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def is_candidate(self, min_cards: int, min_tricks: int = 0) -> bool:
+        """What a search keeps: every cycle, and every finite game at least this long."""
+        return self.outcome == "cycle" or self.cards >= min_cards or (min_tricks > 0 and self.tricks >= min_tricks)
+
     @classmethod
     def from_row(cls, row: np.ndarray) -> "GameResult":
         """Build from one int64 row written by a kernel (columns F_*)."""

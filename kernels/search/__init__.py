@@ -94,7 +94,7 @@ def _tally_results(results, hands, indexes, min_cards: int, min_tricks: int, pla
     shard = ShardResult(players=players, wins=np.zeros(players, dtype=np.int64))
     for h, r, index in zip(hands, results, indexes):
         add_game(shard, r, h, index)
-        if r.outcome == "cycle" or r.cards >= min_cards or (min_tricks > 0 and r.tricks >= min_tricks):
+        if r.is_candidate(min_cards, min_tricks):
             shard.candidates.append(Candidate(h, index, r))
     return shard
 

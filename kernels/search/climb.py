@@ -65,8 +65,7 @@ def run_climb(space: DealSpace, seed: int, shard: int, count: int, *, min_cards:
                                   engine=engine)
         merge_into(total, round_result)
         for c in round_result.candidates:
-            if c.result.outcome == "cycle" or c.result.cards >= min_cards or (
-                    min_tricks > 0 and c.result.tricks >= min_tricks):
+            if c.result.is_candidate(min_cards, min_tricks):
                 candidates.setdefault(c.hands, c)
         if top > 0:
             need = _threshold(round_result.histogram, top)
@@ -83,7 +82,7 @@ def run_climb(space: DealSpace, seed: int, shard: int, count: int, *, min_cards:
                 for found in climbed.deals:
                     result = found.result
                     add_game(total, result, found.hands, seedling.index)
-                    if result.cards >= min_cards or (min_tricks > 0 and result.tricks >= min_tricks):
+                    if result.is_candidate(min_cards, min_tricks):
                         candidates.setdefault(found.hands, Candidate(found.hands, seedling.index, result))
         start += n
     total.candidates = sorted(candidates.values(), key=lambda c: (c.index, c.hands))

@@ -85,6 +85,7 @@ def sweep_kernel(mode, engine, seq, penalties, key, split, start, stop, min_card
                 stats[LONGEST_INDEX] = j
                 longest_deal[:] = seq
                 longest_row[:] = row
+            # As GameResult.is_candidate, on the row.
             keep = played >= min_cards or (min_tricks > 0 and row[F_TRICKS] >= min_tricks)
         room = True
         if keep:
