@@ -15,7 +15,7 @@ import time
 
 from kernels.dealspace import DealSpace
 from kernels.decks import parse_deck
-from kernels.search import run_climb, run_random
+from kernels.strategies import run_climb, run_random
 
 
 def main() -> None:

@@ -8,14 +8,12 @@ being written is not compacted.
 
 from __future__ import annotations
 
-import json
-
 import pyarrow as pa
 
 from kernels.errors import BmnError
 
-from .storage import existing_run
-from .tables import GAMES_SCHEMA, META_KEY, SHARDS_DIR, build_tables, read_contents, write_tables
+from .runmeta import existing_run
+from .tables import GAMES_SCHEMA, build_tables, compacted_file_name, read_contents, shard_file_table, write_tables
 
 DEFAULT_SHARDS_PER_FILE = 10_000
 
@@ -35,9 +33,8 @@ def compact(uri: str, shards_per_file: int = DEFAULT_SHARDS_PER_FILE) -> dict:
             group = ids[start:start + shards_per_file]
             rows = games.filter(pa.compute.is_in(games["shard"], value_set=pa.array(group, pa.int64())))
             summaries = [contents.summaries[k] for k in group]
-            name = f"{SHARDS_DIR}/c{group[0]:012d}-{group[-1]:012d}.parquet"
-            table = rows.cast(GAMES_SCHEMA).replace_schema_metadata({META_KEY: json.dumps(summaries, sort_keys=True).encode()})
-            store.write_parquet(name, table)
+            name = compacted_file_name(group[0], group[-1])
+            store.write_parquet(name, shard_file_table(rows.cast(GAMES_SCHEMA), summaries))
             written.append(name)
         for rel in before:
             if rel not in written:

@@ -18,14 +18,15 @@ from kernels.dealspace import DealSpace
 from kernels.decks import parse_deck
 from kernels.errors import BmnError
 from kernels.notation import format_deal, parse_deal
-from kernels.search import STRATEGIES
-from kernels.search.climb import CLIMB_DEFAULTS
+from kernels.strategies import REGISTRY, STRATEGIES, Strategy, get
+from kernels.strategies.base import OPTIONAL_KEYS
 
 # Keys that say how a run is executed, not what it computes.
 EXECUTION_KEYS = ("out", "workers", "address", "time_limit", "progress", "max_attempts", "in_flight")
 
-STRATEGY_TABLES = {"climb": ("pool", "top", "max_states", "ratio"), "extend": ("max_states",),
-                   "ancestors": ("parts", "limit", "max_states")}
+# Strategies with a table of their own parameters (`[climb] pool = ...`): the table's name is the
+# strategy's name.
+STRATEGY_TABLES = tuple(name for name, s in REGISTRY.items() if s.params)
 
 
 @dataclass
@@ -42,9 +43,8 @@ class SearchConfig:
     shard_size: int = 100_000
     deals_file: str | None = None  # deals, extend: one deal per line
     deal: str | None = None  # ancestors: the deal whose cycle (or start) to search back from
-    climb: dict = field(default_factory=dict)
-    extend: dict = field(default_factory=dict)
-    ancestors: dict = field(default_factory=dict)
+    # Each strategy's own table, by strategy name (`[climb] pool = 100_000` -> {"climb": {...}}).
+    tables: dict = field(default_factory=dict)
     # Execution only:
     out: str = "runs/search"
     workers: int = 0  # 0: one per CPU of the Ray cluster
@@ -64,21 +64,19 @@ class SearchConfig:
     def space(self) -> DealSpace:
         return DealSpace.of(parse_deck(self.deck), self.split, self.players)
 
+    @property
+    def strategy_def(self) -> Strategy:
+        return get(self.strategy)
+
     def strategy_params(self) -> dict:
         """The strategy's own parameters with their defaults filled in."""
-        if self.strategy == "climb":
-            return {**CLIMB_DEFAULTS, **self.climb}
-        if self.strategy == "extend":
-            return {"max_states": 200_000, **self.extend}
-        if self.strategy == "ancestors":
-            return {"parts": 1, "limit": None, "max_states": 2_000_000, **self.ancestors}
-        return {}
+        return self.strategy_def.table(self.tables.get(self.strategy))
 
     def identity(self) -> dict:
         """What determines the results: everything but the execution keys."""
         ident = {k: v for k, v in self.to_json().items() if k not in EXECUTION_KEYS}
-        for name in ("climb", "extend", "ancestors"):
-            ident.pop(name)
+        for name in STRATEGY_TABLES:
+            ident.pop(name, None)
         ident.pop("deals_file")  # the deals themselves are identified by input_sha256
         ident["strategy_params"] = self.strategy_params()
         ident["deck"] = parse_deck(self.deck).spec()
@@ -90,8 +88,12 @@ class SearchConfig:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def to_json(self) -> dict:
+        """The config as run.json stores it: each strategy table under its strategy's name."""
         values = asdict(self)
         values.pop("input_deals")
+        tables = values.pop("tables")
+        for name in STRATEGY_TABLES:
+            values[name] = dict(tables.get(name, {}))
         return values
 
 
@@ -109,16 +111,32 @@ def load_toml(path: str) -> dict:
 
 def build_config(values: dict, where: str = "config") -> SearchConfig:
     """A SearchConfig from plain values (a TOML table, flags), rejecting unknown keys and bad values."""
-    known = {f.name for f in fields(SearchConfig)} - {"input_deals", "input_sha256", "input_count"}
+    known = _top_level_keys() - {"input_sha256", "input_count"}
     unknown = sorted(set(values) - known)
     if unknown:
         raise BmnError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
                        f"known keys are {', '.join(sorted(known))}")
     config = SearchConfig()
     for key, value in values.items():
-        setattr(config, key, _coerce(key, value, where))
+        if key in STRATEGY_TABLES:
+            config.tables[key] = _table(key, value, where)
+        else:
+            setattr(config, key, _coerce(key, value, where))
+    if config.split is not None and "players" not in values:
+        config.players = len(config.split)  # a split names the players: 18,17,17 is three hands
     check(config, where)
     return config
+
+
+def _top_level_keys() -> set[str]:
+    return ({f.name for f in fields(SearchConfig)} - {"input_deals", "tables"}) | set(STRATEGY_TABLES)
+
+
+def _table(name: str, value: Any, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise BmnError(f"{where}: [{name}] must be a table")
+    REGISTRY[name].table(value, where)  # checks keys and values
+    return dict(value)
 
 
 _INT_KEYS = {"players", "deals", "seed", "min_cards", "min_tricks", "shard_size", "workers", "max_attempts", "in_flight"}
@@ -148,21 +166,6 @@ def _coerce(key: str, value: Any, where: str) -> Any:
         if not isinstance(value, list) or not all(isinstance(x, int) for x in value):
             raise BmnError(f"{where}: split must be a list of hand sizes such as [26, 26]")
         return value
-    if key in STRATEGY_TABLES:
-        if not isinstance(value, dict):
-            raise BmnError(f"{where}: [{key}] must be a table")
-        unknown = sorted(set(value) - set(STRATEGY_TABLES[key]))
-        if unknown:
-            raise BmnError(f"{where}: unknown key {unknown[0]!r} in [{key}]; known keys are "
-                           f"{', '.join(STRATEGY_TABLES[key])}")
-        for k, v in value.items():
-            if k == "ratio":
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
-                    raise BmnError(f"{where}: {key}.ratio must be a number between 0 and 1, got {v!r}")
-                continue
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < (0 if k == "top" else 1)):
-                raise BmnError(f"{where}: {key}.{k} must be a whole number >= {0 if k == 'top' else 1}, got {v!r}")
-        return dict(value)
     if value is not None and not isinstance(value, str):
         raise BmnError(f"{where}: {key} must be text, got {value!r}")
     return value
@@ -172,6 +175,7 @@ def check(config: SearchConfig, where: str = "config") -> None:
     """Impossible values are refused here, before any work starts."""
     if config.strategy not in STRATEGIES:
         raise BmnError(f"{where}: unknown strategy {config.strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    strategy = config.strategy_def
     space = config.space()  # raises for a bad deck, split or player count
     for key in ("deals", "shard_size", "max_attempts", "in_flight"):
         if getattr(config, key) < 1:
@@ -181,32 +185,21 @@ def check(config: SearchConfig, where: str = "config") -> None:
             raise BmnError(f"{where}: {key} must not be negative")
     if config.time_limit < 0:
         raise BmnError(f"{where}: time_limit must not be negative")
-    if config.range is not None:
-        if config.strategy != "exhaustive":
-            raise BmnError(f"{where}: range applies to the exhaustive strategy only")
-        lo, hi = parse_range(config.range, where)
-        space.check_range(lo, hi)
-    if config.strategy in ("climb", "extend", "ancestors") and (space.players != 2 or space.split[0] != space.split[1]):
+    for key in OPTIONAL_KEYS:
+        if key in ("range", "deal") and getattr(config, key) is not None and key not in strategy.keys:
+            users = [name for name, s in REGISTRY.items() if key in s.keys]
+            raise BmnError(f"{where}: {key} applies to the {' and '.join(users)} strateg{'ies' if len(users) > 1 else 'y'} only")
+    if strategy.backward and (space.players != 2 or space.split[0] != space.split[1]):
         raise BmnError(f"{where}: the {config.strategy} strategy uses backward play, which needs two players with equal hands")
-    if config.strategy in ("deals", "extend") and not config.deals_file and not config.input_sha256:
+    if strategy.takes_deals_file and not config.deals_file and not config.input_sha256:
         raise BmnError(f"{where}: the {config.strategy} strategy needs deals_file (one deal per line)")
-    if config.strategy == "ancestors" and not config.deal:
-        raise BmnError(f"{where}: the ancestors strategy needs deal = \"HAND/HAND\"")
-    if config.strategy == "ancestors":
+    if strategy.needs_deal:
+        if not config.deal:
+            raise BmnError(f"{where}: the {config.strategy} strategy needs deal = \"HAND/HAND\"")
         parse_deal(config.deal)
+    strategy.check(config, space, config.strategy_params(), where)
     if not config.out:
         raise BmnError(f"{where}: out must name a run directory or URI")
-
-
-def parse_range(text: str, where: str = "config") -> tuple[int, int]:
-    lo_text, sep, hi_text = str(text).partition(":")
-    try:
-        lo, hi = int(lo_text.replace("_", "")), int(hi_text.replace("_", ""))
-    except ValueError:
-        raise BmnError(f"{where}: range must be LO:HI with whole numbers, got {text!r}") from None
-    if not sep or lo > hi:
-        raise BmnError(f"{where}: range must be LO:HI with LO <= HI, got {text!r}")
-    return lo, hi
 
 
 def read_deals_file(path: str) -> list[str]:
@@ -232,9 +225,10 @@ def read_deals_file(path: str) -> list[str]:
 
 def resolve(config: SearchConfig) -> SearchConfig:
     """Read what the config points to (the deals file), so the run is self-contained."""
-    if config.strategy in ("deals", "extend") and config.deals_file and not config.input_deals:
+    strategy = config.strategy_def
+    if strategy.takes_deals_file and config.deals_file and not config.input_deals:
         set_inputs(config, read_deals_file(os.path.expanduser(config.deals_file)))
-    if config.strategy == "ancestors" and config.deal:
+    if strategy.needs_deal and config.deal:
         config.deal = format_deal(parse_deal(config.deal))
     return config
 
@@ -247,8 +241,9 @@ def set_inputs(config: SearchConfig, deals: list[str]) -> None:
 
 def from_json(values: dict) -> SearchConfig:
     """The config stored in a run's run.json."""
-    known = {f.name for f in fields(SearchConfig)} - {"input_deals"}
+    known = {f.name for f in fields(SearchConfig)} - {"input_deals", "tables"}
     config = SearchConfig(**{k: v for k, v in values.items() if k in known})
+    config.tables = {k: dict(values[k]) for k in STRATEGY_TABLES if values.get(k)}
     check(config, "run.json")
     return config
 

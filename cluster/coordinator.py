@@ -1,4 +1,4 @@
-"""The coordinator: runs a plan's shards on Ray actors and keeps the run's files.
+"""The coordinator: schedules a plan's shards on Ray actors, retries the lost ones, writes results.
 
 One path for data: plan -> shard description to an actor -> the actor runs the kernels ->
 candidate rows and summary back -> the coordinator writes the shard file atomically -> at the
@@ -16,25 +16,24 @@ Failures:
 from __future__ import annotations
 
 import collections
-import os
 import time
 from dataclasses import dataclass, field
 
 import ray
 
 from kernels.errors import BmnError
-from kernels.search import warm_up
 
-from . import __version__
-from .config import SearchConfig, differences, from_json
+from .config import SearchConfig
 from .plan import Plan, Shard
 from .progress import ProgressView
-from .storage import PROGRESS_JSON, RUN_JSON, RunStore, existing_run
-from .tables import (GAMES_SCHEMA, SCHEMA_VERSION, TABLES, build_tables, read_contents, read_summaries, shard_file_name,
-                     shard_file_table, shard_summary, write_tables)
+from .raycluster import cluster_address, connect
+from .runmeta import check_new_run_folder, open_run
+from .storage import PROGRESS_JSON, RunStore
+from .tables import (GAMES_SCHEMA, build_tables, read_contents, read_summaries, shard_file_name, shard_file_table,
+                     shard_summary, write_tables)
+from .totals import RunTotals
 from .worker import WORKER_ENV, ShardWorker
 
-INPUTS = "inputs.txt"
 HEARTBEAT_S = 5.0
 
 
@@ -65,72 +64,9 @@ class _Actor:
         self.ready = False
         self.alive = True
         self.where = "?"
+        self.pid: int | None = None  # known once warmed up (so a test can kill it mid-shard)
+        self.node_id: str | None = None
         self.in_flight = 0
-
-
-def code_version() -> str:
-    """The package version, with the git commit when run from a checkout."""
-    version = __version__
-    here = os.path.dirname(os.path.abspath(__file__))
-    head = os.path.join(here, "..", ".git", "HEAD")
-    try:
-        with open(head) as f:
-            ref = f.read().strip()
-        if ref.startswith("ref: "):
-            with open(os.path.join(here, "..", ".git", ref[5:])) as f:
-                ref = f.read().strip()
-        version += "+g" + ref[:10]
-    except OSError:
-        pass
-    return version
-
-
-def open_run(config: SearchConfig, store: RunStore, resume: bool) -> SearchConfig:
-    """Create the run's run.json, or check that an existing run is the same search."""
-    if store.exists(RUN_JSON):
-        stored = store.read_json(RUN_JSON)
-        previous = from_json(stored["config"])
-        if stored.get("schema_version") != SCHEMA_VERSION:
-            raise BmnError(f"run {store.uri} was written with table schema {stored.get('schema_version')}, "
-                           f"this bmn writes schema {SCHEMA_VERSION}")
-        if previous.strategy in ("deals", "extend"):
-            previous.input_deals = store.read_bytes(INPUTS).decode().splitlines()
-        if resume:
-            # Execution settings may change between attempts; what is computed may not.
-            for key in ("workers", "address", "time_limit", "progress", "max_attempts", "in_flight"):
-                setattr(previous, key, getattr(config, key))
-            previous.out = config.out
-            return previous
-        diff = differences(previous, config)
-        if diff:
-            raise BmnError(f"run {store.uri} holds a different search ({'; '.join(diff)}); "
-                           f"use another --out, or `bmn resume {store.uri}` to finish that one")
-        config.input_deals = previous.input_deals or config.input_deals
-        return config
-    if resume:
-        raise BmnError(f"{store.uri} is not a bmn run (no {RUN_JSON}); start one with `bmn search --out {store.uri}`")
-    if config.input_deals:
-        store.write_bytes(INPUTS, ("\n".join(config.input_deals) + "\n").encode())
-    store.write_json(RUN_JSON, {"config": config.to_json(), "fingerprint": config.fingerprint(),
-                                "code_version": code_version(), "schema_version": SCHEMA_VERSION,
-                                "created_at": time.time(), "tables": list(TABLES)})
-    return config
-
-
-def connect(config: SearchConfig) -> bool:
-    """Join the configured Ray cluster, or start a local one. True if this call started Ray."""
-    if ray.is_initialized():
-        return False
-    address = config.address or os.environ.get("RAY_ADDRESS")
-    try:
-        if address:
-            ray.init(address=address, logging_level="WARNING", log_to_driver=False)
-        else:
-            ray.init(num_cpus=config.workers or os.cpu_count(), include_dashboard=False,
-                     logging_level="WARNING", log_to_driver=False)
-    except ConnectionError as error:
-        raise BmnError(f"cannot reach the Ray cluster at {address}: {error}") from None
-    return True
 
 
 class Coordinator:
@@ -145,13 +81,8 @@ class Coordinator:
         self.attempts: dict[int, int] = collections.Counter()
         self.retry: collections.deque[int] = collections.deque()
         self.in_flight: dict = {}  # ref -> (shard, actor, started)
-        self.deals = 0
-        self.cards = 0
+        self.totals = RunTotals()
         self.session_deals = 0
-        self.longest: list[dict] = []
-        self.cycle_ids: set[str] = set()
-        self.done = 0
-        self.failed = 0
         self.new = 0
         self._finished: set[int] | None = None
         self.first_dispatch: float | None = None
@@ -185,10 +116,7 @@ class Coordinator:
         if self._finished is None:
             summaries = read_summaries(self.store)
             self._finished = {k for k, s in summaries.items() if s["status"] == "done"}
-            for s in summaries.values():
-                if s["status"] == "done":
-                    self._count(s)
-            self.done = len(self._finished)
+            self.totals = RunTotals.of({k: s for k, s in summaries.items() if s["status"] == "done"})
         return self._finished
 
     def has_work(self) -> bool:
@@ -203,11 +131,11 @@ class Coordinator:
         pending = (k for k in range(self.plan.count) if k not in finished)
         deadline = t0 + self.config.time_limit if self.config.time_limit else None
         state = "finished"
-        self.progress.start(self.plan.count, self.done)
+        self.progress.start(self.plan.count, self.totals.done)
         if self.local:
             # Every worker on this machine shares Numba's disk cache: compile the kernels here,
             # once, rather than in every worker at the same time (CPU and memory times the workers).
-            warm_up(self.config.strategy, self.plan.space)
+            self.plan.strategy.warm_up(self.plan.space)
         for _ in range(self._workers_wanted()):
             self._start_actor()
         last_beat = 0.0
@@ -230,8 +158,8 @@ class Coordinator:
                     self.store.heartbeat()
                     self._write_progress("running", t0)
                     last_beat = time.time()
-                self.progress.update(self.done, self.session_deals, self._longest_cards(), len(self.cycle_ids),
-                                     self.failed, self.first_dispatch)
+                self.progress.update(self.totals.done, self.session_deals, self.totals.longest_cards,
+                                     len(self.totals.cycle_ids), self.totals.failed, self.first_dispatch)
         except KeyboardInterrupt:
             state = "interrupted"
         finally:
@@ -263,7 +191,8 @@ class Coordinator:
         for actor in self.actors:
             if actor.warm_ref == ref and not actor.ready:
                 try:
-                    actor.where = ray.get(ref)
+                    info = ray.get(ref)
+                    actor.where, actor.pid, actor.node_id = info["where"], info["pid"], info["node_id"]
                     actor.ready = True
                 except ray.exceptions.RayError as error:
                     self._replace(actor, error)
@@ -284,14 +213,10 @@ class Coordinator:
             return
         summary["attempts"] = self.attempts[shard.id]
         self.store.write_parquet(shard_file_name(shard.id), shard_file_table(table, [summary]))
-        self.done += 1
         self.new += 1
         self.session_deals += summary["deals"]
         self.last_collect = time.time()
-        self._count(summary)
-        if table.num_rows:
-            for cid in table.column("cycle_id").drop_null().to_pylist():
-                self.cycle_ids.add(cid)
+        self.totals.add(summary)
         if self.on_shard_done is not None:
             self.on_shard_done(self)
 
@@ -316,41 +241,31 @@ class Coordinator:
         summary = shard_summary(shard.id, shard.strategy, shard.params, None, status="failed", elapsed_s=0.0,
                                 attempts=self.attempts[shard.id], worker="", finished_at=time.time(), error=error)
         self.store.write_parquet(shard_file_name(shard.id), shard_file_table(GAMES_SCHEMA.empty_table(), [summary]))
-        self.failed += 1
-
-    def _count(self, summary: dict) -> None:
-        self.deals += summary["deals"]
-        self.cards += summary["cards"]
-        if summary.get("longest"):
-            self.longest.append(summary["longest"])
-            self.longest.sort(key=lambda g: (-g["cards"], g["hands"]))
-            del self.longest[5:]
-
-    def _longest_cards(self) -> int:
-        return self.longest[0]["cards"] if self.longest else 0
+        self.totals.add(summary)
 
     def _write_progress(self, state: str, t0: float) -> None:
         elapsed = time.time() - t0
         self.store.write_json(PROGRESS_JSON, {
             "state": state, "updated_at": time.time(), "elapsed_s": round(elapsed, 2),
-            "shards_total": self.plan.count, "shards_done": self.done, "shards_failed": self.failed,
-            "shards_in_flight": len(self.in_flight), "deals": self.deals, "cards": self.cards,
-            "new_shards": self.new, "session_deals": self.session_deals, "longest": self._longest_cards(),
-            "cycles": len(self.cycle_ids), "workers": sum(a.alive for a in self.actors),
+            "shards_total": self.plan.count, "shards_done": self.totals.done, "shards_failed": self.totals.failed,
+            "shards_in_flight": len(self.in_flight), "deals": self.totals.deals, "cards": self.totals.cards,
+            "new_shards": self.new, "session_deals": self.session_deals, "longest": self.totals.longest_cards,
+            "cycles": len(self.totals.cycle_ids), "workers": sum(a.alive for a in self.actors),
         })
 
     def _finish(self, state: str, t0: float) -> None:
         contents = read_contents(self.store)
         tables = build_tables(contents)
         write_tables(self.store, tables)
-        self.cycle_ids = set(tables["cycles"].column("cycle_id").to_pylist())
-        self.failed = sum(1 for s in contents.summaries.values() if s["status"] == "failed")
+        self.totals.cycle_ids = set(tables["cycles"].column("cycle_id").to_pylist())
+        self.totals.failed = sum(1 for s in contents.summaries.values() if s["status"] == "failed")
         self._write_progress(state, t0)
 
     def report(self, state: str, t0: float) -> RunReport:
         work = (self.last_collect - self.first_dispatch) if self.first_dispatch and self.last_collect else 0.0
-        return RunReport(self.store.uri, state, self.plan.count, self.done, self.failed, self.deals, self.cards,
-                         round(time.time() - t0, 2), len(self.cycle_ids), list(self.longest), self.new,
+        t = self.totals
+        return RunReport(self.store.uri, state, self.plan.count, t.done, t.failed, t.deals, t.cards,
+                         round(time.time() - t0, 2), len(t.cycle_ids), list(t.longest), self.new,
                          self.session_deals, round(work, 3))
 
 
@@ -358,27 +273,20 @@ def run_search(config: SearchConfig, *, resume: bool = False, progress: Progress
                on_shard_done=None) -> RunReport:
     """Run (or resume) a search to the end, the time limit, or an interrupt."""
     store = RunStore(config.out)
-    if not resume and not store.exists(RUN_JSON):
-        foreign = [n for n in store.entries() if n != "run.lock"]
-        if foreign:
-            raise BmnError(f"{config.out} already holds files ({', '.join(foreign[:3])}) and is not a bmn "
-                           f"run; choose a new or empty directory for --out")
+    if not resume:
+        check_new_run_folder(store)
     store.make_root()
     store.acquire()
     started_ray = False
     try:
         config = open_run(config, store, resume)
-        local = not (config.address or os.environ.get("RAY_ADDRESS")) and not ray.is_initialized()
+        local = not cluster_address(config.address) and not ray.is_initialized()
         coordinator = Coordinator(config, store, progress, local=local)
         coordinator.on_shard_done = on_shard_done
         if coordinator.has_work():
-            started_ray = connect(config)
+            started_ray = connect(config.address, config.workers)
         return coordinator.run()
     finally:
         store.release()
         if started_ray:
             ray.shutdown()
-
-
-def read_run_config(uri: str) -> SearchConfig:
-    return from_json(existing_run(uri).read_json(RUN_JSON)["config"])

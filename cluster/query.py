@@ -19,13 +19,13 @@ import json
 from typing import Sequence
 
 import duckdb
-import numpy as np
 import pyarrow as pa
 
 from kernels.errors import BmnError
 
-from .storage import PROGRESS_JSON, existing_run
-from .tables import GAMES_SCHEMA, TABLES, build_tables, cycles_table, read_contents
+from .runmeta import existing_run
+from .storage import PROGRESS_JSON
+from .tables import GAMES_SCHEMA, TABLES, build_tables, cycles_table, first_per_deal, read_contents
 
 FORMATS = ("table", "csv", "json")
 
@@ -44,10 +44,7 @@ def combined_tables(uris: Sequence[str]) -> dict[str, pa.Table]:
     if len(uris) == 1:
         return run_tables(uris[0])
     per_run = [run_tables(u) for u in uris]
-    games = pa.concat_tables([t["games"].cast(GAMES_SCHEMA) for t in per_run])
-    if games.num_rows:
-        _, first = np.unique(np.asarray(games["hands"].to_pylist(), dtype=object), return_index=True)
-        games = games.take(pa.array(np.sort(first)))
+    games = first_per_deal(pa.concat_tables([t["games"].cast(GAMES_SCHEMA) for t in per_run]))
     shards = pa.concat_tables([
         t["shards"].append_column("run", pa.array([u] * t["shards"].num_rows, pa.string()))
         for u, t in zip(uris, per_run)

@@ -7,17 +7,17 @@ import time
 
 from .config import from_json
 from .plan import Plan
-from .storage import PROGRESS_JSON, RUN_JSON, existing_run
+from .runmeta import existing_run
+from .storage import PROGRESS_JSON, RUN_JSON
 from .tables import read_summaries
+from .totals import RunTotals
 
 
 def run_status_dict(uri: str) -> dict:
     store = existing_run(uri)
     config = from_json(store.read_json(RUN_JSON)["config"])
     plan = Plan(config)
-    summaries = read_summaries(store)
-    done = [s for s in summaries.values() if s["status"] == "done"]
-    failed = sum(1 for s in summaries.values() if s["status"] == "failed")
+    totals = RunTotals.of(read_summaries(store))
     progress = store.read_json(PROGRESS_JSON) if store.exists(PROGRESS_JSON) else {}
     lock = store.live_holder()
     running = lock is not None
@@ -28,19 +28,16 @@ def run_status_dict(uri: str) -> dict:
     session_deals = progress.get("session_deals", 0)
     new_shards = progress.get("new_shards", 0)
     rate = session_deals / elapsed if elapsed else None
-    pending = plan.count - len(done) - failed
+    pending = plan.count - totals.done - totals.failed
     eta = pending * elapsed / new_shards if new_shards and running else None
-    longest = max((s["longest"] for s in done if s.get("longest")), key=lambda g: (g["cards"], g["hands"]),
-                  default=None)
-    cycles = sorted({cid for s in done for cid in s.get("cycle_ids", [])})
     return {
         "run": uri, "strategy": config.strategy, "deck": config.deck, "split": list(plan.space.split),
         "state": state, "updated_at": progress.get("updated_at"),
         "owner": lock.describe() if running else None,
-        "shards_total": plan.count, "shards_done": len(done), "shards_failed": failed, "shards_pending": pending,
-        "deals": sum(s["deals"] for s in done), "cards": sum(s["cards"] for s in done),
+        "shards_total": plan.count, "shards_done": totals.done, "shards_failed": totals.failed,
+        "shards_pending": pending, "deals": totals.deals, "cards": totals.cards,
         "deals_per_s": None if rate is None else round(rate, 1), "eta_s": None if eta is None else round(eta, 1),
-        "longest": longest, "cycles": len(cycles),
+        "longest": totals.best, "cycles": len(totals.cycle_ids),
     }
 
 

@@ -248,11 +248,3 @@ class RunStore:
                 if holder.pid == os.getpid():
                     return False
         return time.time() - holder.heartbeat > LOCK_STALE_S
-
-
-def existing_run(uri: str) -> RunStore:
-    """The store of a run that must already exist (resume, status, query, compact)."""
-    store = RunStore(uri)
-    if not store.exists(RUN_JSON):
-        raise BmnError(f"{uri} is not a bmn run (no {RUN_JSON})")
-    return store

@@ -24,9 +24,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kernels.search import Candidate, ShardResult
+from kernels.strategies import Candidate, ShardResult
 
 from .storage import RunStore
+from .totals import RunTotals
 
 SCHEMA_VERSION = 1
 SHARDS_DIR = "shards"
@@ -137,6 +138,11 @@ def shard_file_name(shard_id: int) -> str:
     return f"{SHARDS_DIR}/{shard_id:012d}.parquet"
 
 
+def compacted_file_name(first: int, last: int) -> str:
+    """The file `bmn compact` writes for shards first..last."""
+    return f"{SHARDS_DIR}/c{first:012d}-{last:012d}.parquet"
+
+
 @dataclass
 class RunContents:
     """Everything the shard files of a run hold, each shard once."""
@@ -192,15 +198,21 @@ def build_tables(contents: RunContents) -> dict[str, pa.Table]:
     if games.num_rows:
         games = games.filter(pc.is_in(games["shard"], value_set=pa.array(sorted(done), pa.int64())))
         games = games.sort_by([("shard", "ascending"), ("index", "ascending"), ("hands", "ascending")])
-        # One row per deal: the first by (shard, index).
-        _, first = np.unique(np.asarray(games["hands"].to_pylist(), dtype=object), return_index=True)
-        games = games.take(pa.array(np.sort(first)))
+        games = first_per_deal(games)
     return {
         "games": games,
         "cycles": cycles_table(games),
         "shards": manifest_table(contents.summaries),
         "histogram": histogram_table(contents.summaries),
     }
+
+
+def first_per_deal(games: pa.Table) -> pa.Table:
+    """One row per deal: the first of its rows, in the table's order."""
+    if not games.num_rows:
+        return games
+    _, first = np.unique(np.asarray(games["hands"].to_pylist(), dtype=object), return_index=True)
+    return games.take(pa.array(np.sort(first)))
 
 
 def cycles_table(games: pa.Table) -> pa.Table:
@@ -226,17 +238,8 @@ def manifest_table(summaries: dict[int, dict]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=SHARDS_SCHEMA)
 
 
-def merged_histogram(summaries: dict[int, dict]) -> dict[int, int]:
-    total: dict[int, int] = {}
-    for s in summaries.values():
-        if s["status"] == "done":
-            for k, v in s["histogram"].items():
-                total[int(k)] = total.get(int(k), 0) + v
-    return total
-
-
 def histogram_table(summaries: dict[int, dict]) -> pa.Table:
-    merged = merged_histogram(summaries)
+    merged = RunTotals.of(summaries).histogram
     return pa.table({"cards": sorted(merged), "games": [merged[k] for k in sorted(merged)]}, schema=HISTOGRAM_SCHEMA)
 
 

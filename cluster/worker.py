@@ -1,7 +1,7 @@
 """The Ray actor that runs shards: one per CPU, created once, warmed up, fed shard after shard.
 
 Only the shard's small description travels to the actor (its id and parameters; the input deals
-for the deals and extend strategies); the deals are generated in the actor, the kernels run
+for strategies that take a deals file); the deals are generated in the actor, the kernels run
 there, and the shard's candidate rows and summary travel back to the coordinator, which writes.
 """
 
@@ -14,13 +14,19 @@ import ray
 
 from kernels.dealspace import DealSpace
 from kernels.decks import parse_deck
-from kernels.search import warm_up
+from kernels.strategies import ShardResult, get, run_shard as run_strategy_shard
 
-from .plan import Shard, run_shard
+from .plan import Shard
 from .tables import games_table, shard_summary
 
 # One Numba thread per actor: the actor holds one CPU.
 WORKER_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+
+
+def run_shard(deck: str, split: tuple[int, ...], shard: Shard) -> ShardResult:
+    """Run one shard with the kernels (what a worker does); returns the kernels' ShardResult."""
+    space = DealSpace(parse_deck(deck), tuple(split))
+    return run_strategy_shard(shard.strategy, space, shard.params, shard.deals)
 
 
 class ShardRunner:
@@ -36,22 +42,17 @@ class ShardRunner:
             node = "local"
         self.where = f"{node}:{os.getpid()}"
 
-    def warm_up(self) -> str:
-        warm_up(self.strategy, DealSpace(parse_deck(self.deck), self.split))
-        return self.where
-
-    def pid(self) -> int:
-        return os.getpid()
-
-    def node_id(self) -> str:
-        return ray.get_runtime_context().get_node_id() if ray.is_initialized() else "local"
+    def warm_up(self) -> dict:
+        """Compile (or load) the strategy's kernels; say where this worker runs."""
+        get(self.strategy).warm_up(DealSpace(parse_deck(self.deck), self.split))
+        node_id = ray.get_runtime_context().get_node_id() if ray.is_initialized() else "local"
+        return {"where": self.where, "pid": os.getpid(), "node_id": node_id}
 
     def run(self, shard: Shard):
         t0 = time.perf_counter()
         result = run_shard(self.deck, self.split, shard)
         elapsed = time.perf_counter() - t0
-        rank_base = shard.params["lo"] if shard.strategy == "exhaustive" else None
-        table = games_table(result.candidates, shard.strategy, shard.id, self.deck, rank_base)
+        table = games_table(result.candidates, shard.strategy, shard.id, self.deck, result.rank_base)
         summary = shard_summary(shard.id, shard.strategy, shard.params, result, status="done", elapsed_s=elapsed,
                                 attempts=1, worker=self.where, finished_at=time.time())
         return table, summary

@@ -8,7 +8,7 @@ import time
 
 from .dealspace import DealSpace
 from .decks import parse_deck
-from .search import run_random
+from .strategies import run_random
 
 BENCH_SEED = 20240101
 CHUNK = 100_000

@@ -1,4 +1,4 @@
-"""The deal space of a deck and split: its size, and the bijection rank <-> deal (RULES.md).
+"""The deal space of a deck and split: its size, and the bijection rank <-> deal (docs/rules.md).
 
 A deal is read as one sequence of cards (hand 1, then hand 2, ...); the split only says where
 the sequence is cut into hands. Deals are numbered from 0 in the lexicographic order of these

@@ -1,4 +1,4 @@
-"""Hands and deals as RULES.md writes them.
+"""Hands and deals as docs/rules.md writes them.
 
 A card is a small integer: 0 is a plain card, v > 0 a penalty card demanding v cards.
 A hand is a string read top card first: `-` or `0` plain, `J Q K A` = 1 2 3 4, `1`..`9` penalty

@@ -1,7 +1,7 @@
 """Playing deals from Python: one deal, or a batch in parallel, with the right kernel for each.
 
 `play(deal)` returns a GameResult; `play_batch(deals, split)` takes an (N, cards) uint8 array of
-card sequences cut by `split` and returns the (N, 9) int64 result rows (columns in result.py).
+card sequences cut by `split` and returns the (N, 9) int64 result rows (columns in game.py).
 """
 
 from __future__ import annotations
@@ -10,33 +10,14 @@ from typing import Sequence
 
 import numpy as np
 
-from . import engine, fast2
+from .engines import ENGINES, pick_engine
+from .engines.bitmask import play_batch2
+from .engines.percard import default_brent_start, play_batch_general
 from .errors import BmnError
+from .game import N_FIELDS, GameResult
 from .notation import MAX_VALUE, check_deal
-from .result import N_FIELDS, GameResult
 
-# fast: kernels/fast2.py (two players, at most 64 cards and 16 penalty cards);
-# percard: kernels/engine.py with its two-player trick (two players, any deck);
-# general: kernels/engine.py (2-8 players).
-ENGINES = ("auto", "fast", "percard", "general")
-
-
-def pick_engine(players: int, total: int, penalty_cards: int, max_value: int, engine_name: str = "auto") -> str:
-    """The kernel for deals of this shape: the fastest that can hold them, unless one is named."""
-    if engine_name not in ENGINES:
-        raise BmnError(f"unknown engine {engine_name!r}; choose one of {', '.join(ENGINES)}")
-    if engine_name == "fast" and not fast2.fits(players, total, penalty_cards, max_value):
-        raise BmnError(
-            "the fast kernel holds two-player deals of at most 64 cards and 16 penalty cards; "
-            "use --engine percard for these deals"
-        )
-    if engine_name == "percard" and players != 2:
-        raise BmnError("the per-card two-player kernel plays two-player deals only; use --engine general")
-    if engine_name != "auto":
-        return engine_name
-    if fast2.fits(players, total, penalty_cards, max_value):
-        return "fast"
-    return "percard" if players == 2 else "general"
+__all__ = ["ENGINES", "as_sequence", "pick_engine", "play", "play_batch"]
 
 
 def as_sequence(deal: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -71,11 +52,11 @@ def play_batch(
         raise BmnError(f"card values must be between 0 and {MAX_VALUE}")
     penalty_cards = int((deals != 0).sum(axis=1).max())
     name = pick_engine(len(split_arr), deals.shape[1], penalty_cards, int(deals.max()), engine_name)
-    brent_start = engine.default_brent_start(deals.shape[1])
+    brent_start = default_brent_start(deals.shape[1])
     if name == "fast":
-        fast2.play_batch2(deals, int(split_arr[0]), leader, brent_start, out)
+        play_batch2(deals, int(split_arr[0]), leader, brent_start, out)
     elif name == "percard":
-        engine.play_batch_general(deals, split_arr, leader, brent_start, True, out)
+        play_batch_general(deals, split_arr, leader, brent_start, True, out)
     else:
-        engine.play_batch_general(deals, split_arr, leader, brent_start, False, out)
+        play_batch_general(deals, split_arr, leader, brent_start, False, out)
     return out

@@ -55,32 +55,37 @@ def wait_for(predicate, timeout=60.0, step=0.05):
 
 
 def busy_actor(coordinator):
-    """An actor of a running coordinator with a shard still being computed (or None)."""
+    """(actor, shard id) of an actor of a running coordinator that is computing a shard now, or None.
+
+    An actor runs its queued shards one at a time, in the order they were sent: the shard it is
+    computing is its oldest one still in flight.
+    """
     import ray
 
     for actor in coordinator.actors:
         if not (actor.alive and actor.ready):
             continue
-        refs = [ref for ref, (_, owner, _) in coordinator.in_flight.items() if owner is actor]
-        if refs:
-            _, unfinished = ray.wait(refs, num_returns=len(refs), timeout=0)
+        mine = sorted(((started, shard.id, ref) for ref, (shard, owner, started) in coordinator.in_flight.items()
+                       if owner is actor), key=lambda item: item[:2])
+        if mine:
+            _, unfinished = ray.wait([mine[0][2]], num_returns=1, timeout=0)
             if unfinished:
-                return actor
+                return actor, mine[0][1]
     return None
 
 
 def kill_a_busy_actor_once(killed: list):
-    """A coordinator hook: SIGKILL the process of an actor that is computing, the first time one is."""
+    """A coordinator hook: SIGKILL an actor's process while it computes a shard, the first time one
+    does. Appends (pid, shard id) to `killed`. The pid is the one the actor reported at warm-up:
+    asking the actor would wait behind the shards queued on it."""
     import os
     import signal
 
-    import ray
-
     def hook(coordinator):
-        actor = None if killed else busy_actor(coordinator)
-        if actor is not None:
-            pid = ray.get(actor.handle.pid.remote())
-            os.kill(pid, signal.SIGKILL)
-            killed.append(pid)
+        found = None if killed else busy_actor(coordinator)
+        if found is not None:
+            actor, shard_id = found
+            os.kill(actor.pid, signal.SIGKILL)
+            killed.append((actor.pid, shard_id))
 
     return hook

@@ -1,4 +1,4 @@
-"""Cycle detection and cycle identity (RULES.md, "Non-terminating games")."""
+"""Cycle detection and cycle identity (docs/rules.md, "Non-terminating games")."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from kernels.dealspace import DealSpace
 from kernels.decks import parse_deck
 from kernels.notation import parse_deal
 from kernels.play import play_batch
-from kernels.reference import Game, play_reference, trace_reference
-from kernels.result import GameResult, cycle_id_hex
+from kernels.engines.reference import Game, play_reference, trace_reference
+from kernels.game import GameResult, cycle_id_hex
 
-from conftest import KERNELS, play_engine
+from helpers import KERNELS, play_engine
 
 CASELLA = parse_deal("---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA")
 CASELLA_ID = "e1fabb73dac32ded"  # FNV-1a of the canonical state, kernels/cycleid.py
@@ -132,7 +132,7 @@ def test_long_finite_game_is_not_called_a_cycle():
 
 
 def test_game_state_counts_players_still_in():
-    # Three players: a hand with no cards is still in until it must play (RULES.md).
+    # Three players: a hand with no cards is still in until it must play (docs/rules.md).
     g = Game(parse_deal("J//--"))
     assert g.state()[2] == (True, True, True)
     g.play_trick()

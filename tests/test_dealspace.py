@@ -1,4 +1,4 @@
-"""Deal numbering (RULES.md "Deal numbering"): counts, rank <-> deal, stepping through a range."""
+"""Deal numbering (docs/rules.md "Deal numbering"): counts, rank <-> deal, stepping through a range."""
 
 from __future__ import annotations
 

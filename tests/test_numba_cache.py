@@ -26,8 +26,8 @@ def test_editing_any_kernel_source_selects_a_fresh_cache(tmp_path):
     first = cache_dir_of(copy, tmp_path / "home")
     assert first.startswith(str(tmp_path / "home" / "bmn" / "numba")) and os.path.isdir(first)
     assert cache_dir_of(copy, tmp_path / "home") == first
-    search = copy / "kernels" / "search" / "common.py"
-    search.write_text(search.read_text() + "\n# an edit in a module other kernels inline\n")
+    edited = copy / "kernels" / "engines" / "__init__.py"
+    edited.write_text(edited.read_text() + "\n# an edit in a module other kernels inline\n")
     assert cache_dir_of(copy, tmp_path / "home") != first
 
 

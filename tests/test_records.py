@@ -1,4 +1,4 @@
-"""The published figures (../shared/vectors/records.tsv, RULES.md) on every engine."""
+"""The published figures (tests/data/records.tsv) on every engine."""
 
 from __future__ import annotations
 
@@ -6,9 +6,7 @@ import pytest
 
 from kernels.notation import parse_deal
 
-from conftest import DATA, SHARED_VECTORS, play_engine, records
-
-CASELLA = "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA"
+from helpers import CASELLA, play_engine, records
 
 
 @pytest.mark.parametrize("row", records(), ids=lambda r: r["name"])
@@ -30,10 +28,3 @@ def test_casella_cycle_figures(engine):
     assert (r.period_tricks, r.period_cards) == (62, 440)
     assert (r.tricks, r.cards) == (66, 474)
     assert len(r.cycle_id) == 16 and int(r.cycle_id, 16) >= 0
-
-
-def test_vendored_vectors_match_shared():
-    shared = SHARED_VECTORS / "records.tsv"
-    if not shared.exists():
-        pytest.skip("../shared/vectors is not beside this checkout")
-    assert shared.read_text() == (DATA / "records.tsv").read_text()

@@ -1,13 +1,13 @@
-"""One test per rule of RULES.md, on tiny deals worked out by hand, for every engine."""
+"""One test per rule of docs/rules.md, on tiny deals worked out by hand, for every engine."""
 
 from __future__ import annotations
 
 import pytest
 
 from kernels.notation import parse_deal
-from kernels.reference import Game, trace_reference
+from kernels.engines.reference import Game, trace_reference
 
-from conftest import play_engine
+from helpers import play_engine
 
 
 def outcome(text: str, engine: str):

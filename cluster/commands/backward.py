@@ -7,14 +7,14 @@ import json
 
 from kernels.errors import BmnError
 from kernels.notation import parse_deal
-from kernels.search.backplay import DEFAULT_MAX_STATES, ancestors
+from kernels.backward import DEFAULT_MAX_STATES, ancestors
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "ancestors",
         help="balanced deals whose games enter this deal's cycle (or reach its start)",
-        description="Backward play (RULES.md): for a deal whose game is infinite, every balanced "
+        description="Backward play (docs/rules.md): for a deal whose game is infinite, every balanced "
         "deal whose game enters the same cycle; for a finite game, the balanced deals whose "
         "games pass through its start. Each deal found is replayed forward and checked.",
     )

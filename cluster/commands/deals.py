@@ -14,8 +14,8 @@ from kernels.decks import Deck, parse_deck
 from kernels.errors import BmnError
 from kernels.notation import format_deal, format_hand, parse_deal, uses_letters
 from kernels.play import ENGINES, as_sequence, play, play_batch
-from kernels.reference import play_reference, trace_reference
-from kernels.result import GameResult
+from kernels.engines.reference import play_reference, trace_reference
+from kernels.game import GameResult
 
 FILE_CHUNK = 65536
 

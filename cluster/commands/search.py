@@ -8,15 +8,17 @@ import os
 import signal
 import sys
 
+from kernels.strategies import STRATEGIES
 
 from ..config import SearchConfig, build_config, load_toml, resolve
-from ..coordinator import RunReport, read_run_config, run_search
+from ..coordinator import RunReport, run_search
+from ..runmeta import read_run_config
 from ..progress import ProgressView
 from ..status import run_status
 
 FLAGS = [
     ("--out", "out", str, "run directory or URI (s3://bucket/prefix) for the tables"),
-    ("--strategy", "strategy", str, "exhaustive, random, climb, extend, ancestors or deals"),
+    ("--strategy", "strategy", str, ", ".join(STRATEGIES)),
     ("--deck", "deck", str, "standard, camicia or VALUE:COUNT,..."),
     ("--players", "players", int, "number of hands (equal split)"),
     ("--split", "split", str, "hand sizes, e.g. 26,26"),
@@ -70,6 +72,12 @@ def config_from_args(args) -> SearchConfig:
         # A deals file named in a config file is found beside that file.
         values["deals_file"] = os.path.join(os.path.dirname(os.path.abspath(args.config)), values["deals_file"])
     where = f"config file {args.config}" if args.config else "search"
+    # A split names the players and --players asks for equal hands: a flag for one replaces the
+    # config file's other.
+    if args.split is not None and args.players is None:
+        values.pop("players", None)
+    if args.players is not None and args.split is None:
+        values.pop("split", None)
     for _, dest, _, _ in FLAGS:
         value = getattr(args, dest)
         if value is not None:

@@ -1,7 +1,7 @@
 """The per-card engine: any deck of up to MAX_CARDS cards, 2 to 8 players.
 
-It plays one card at a time from ring buffers, exactly as RULES.md reads. It is the engine for
-every deal the fast two-player kernel (kernels/fast2.py) cannot hold and a second reference in
+It plays one card at a time from ring buffers, exactly as docs/rules.md reads. It is the engine for
+every deal the bitmask engine (kernels/engines/bitmask.py) cannot hold and a second reference in
 the tests; with its two-player trick (`play_trick_two`) it is the straightforward per-card
 kernel that `bmn bench` reports beside the fast one, as a baseline.
 
@@ -9,7 +9,7 @@ Layout of a game in progress ("slot" s of a workspace, so one workspace holds th
 copy for cycle detection and a second runner for measuring the preperiod):
     hands[s, p, :]  ring buffer of hand p (capacity a power of two, `mask` = capacity - 1)
     head[s, p]      index of hand p's top card; size[s, p] its number of cards
-    still_in[s, p]  0 once player p had to play holding no card (RULES.md: "out")
+    still_in[s, p]  0 once player p had to play holding no card (docs/rules.md: "out")
 
 Cycle detection is Brent's algorithm over trick-boundary states: exact (no card cap), with one
 saved state, so memory per game is bounded. Once a repeat is seen, the period is known; the
@@ -21,13 +21,11 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ._jit import kernel
-from .result import CYCLE, F_CARDS, F_CYCLE_ID, F_OUTCOME, F_PER_CARDS, F_PER_TRICKS, F_PRE_CARDS
-from .result import F_PRE_TRICKS, F_TRICKS, F_WINNER, WIN
+from .._jit import kernel
+from ..cycleid import SEPARATOR, bytes_less, fnv1a64_array
+from ..game import CYCLE, F_CARDS, F_CYCLE_ID, F_OUTCOME, F_PER_CARDS, F_PER_TRICKS, F_PRE_CARDS
+from ..game import F_PRE_TRICKS, F_TRICKS, F_WINNER, WIN
 
-FNV_OFFSET = np.uint64(0xCBF29CE484222325)
-FNV_PRIME = np.uint64(0x100000001B3)
-SEPARATOR = 0xFF
 
 
 def default_brent_start(total: int) -> int:
@@ -123,7 +121,7 @@ def _next_in(s, p, still_in):
 
 @kernel(inline="always")
 def _take_pile(s, w, pile, npile, hands, head, size):
-    # The pile goes under the taker's hand in the order it was played (RULES.md): the first card
+    # The pile goes under the taker's hand in the order it was played (docs/rules.md): the first card
     # played ends up nearest the top of the added block.
     mask = hands.shape[2] - 1
     tail = head[s, w] + size[s, w]
@@ -245,22 +243,6 @@ def encode_state(s, leader, hands, head, size, out):
 
 
 @kernel
-def fnv1a64(data):
-    h = FNV_OFFSET
-    for i in range(data.shape[0]):
-        h = (h ^ np.uint64(data[i])) * FNV_PRIME
-    return h
-
-
-@kernel
-def bytes_less(a, b):
-    for i in range(a.shape[0]):
-        if a[i] != b[i]:
-            return a[i] < b[i]
-    return False
-
-
-@kernel
 def _cycle_figures(deal, split, leader0, period, hands, head, size, still_in, pile, enc, out):
     """Given the exact period, replay to find the preperiod, the cards, and the cycle id."""
     # Runner 2 goes `period` tricks ahead; then both step until they stand on the same state.
@@ -297,7 +279,7 @@ def _cycle_figures(deal, split, leader0, period, hands, head, size, still_in, pi
     out[F_PER_CARDS] = cards2 - cards1
     out[F_TRICKS] = pre_tricks + period
     out[F_CARDS] = cards2
-    out[F_CYCLE_ID] = np.int64(fnv1a64(best))
+    out[F_CYCLE_ID] = np.int64(fnv1a64_array(best))
 
 
 @kernel

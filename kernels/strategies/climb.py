@@ -15,7 +15,7 @@ explores nothing new. So the climb is, for each round of one shard:
 1. play `pool` uniformly random deals (the `random` strategy's stream for this seed and shard,
    continuing where the last round stopped) and keep the `top` longest finite games;
 2. climb from each of them that is at least `ratio` times as long as the longest game of the
-   shard so far to the longest balanced deal of its merge tree (kernels/search/backplay.py,
+   shard so far to the longest balanced deal of its merge tree (kernels/backward.py,
    `extend`, within `max_states` ancestor states), and record every longer deal found as a
    candidate. A climb gains up to a few tens of percent, so a game far shorter than the
    shard's best cannot become its best: skipping it keeps the climbing to a few percent of
@@ -30,13 +30,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backward import extend
 from ..dealspace import DealSpace
 from ..errors import BmnError
 from ..notation import parse_deal
-from .backplay import extend
-from .result import Candidate, ShardResult
+from .base import Param, ShardSpec, Strategy, bounds, shards_of
+from .sweep import run_random
+from .tally import Candidate, ShardResult
 
-CLIMB_DEFAULTS = {"pool": 200_000, "top": 4, "max_states": 50_000, "ratio": 0.75}
+PARAMS = (
+    Param("pool", 200_000, "deals per round"),
+    Param("top", 4, "games climbed per round", minimum=0),
+    Param("max_states", 50_000, "backward-play budget per climb"),
+    Param("ratio", 0.75, "climb only games at least this fraction of the shard's best", minimum=0, maximum=1,
+          kind=float),
+)
+CLIMB_DEFAULTS = {p.name: p.default for p in PARAMS}
 
 
 def run_climb(space: DealSpace, seed: int, shard: int, count: int, *, min_cards: int, min_tricks: int = 0,
@@ -48,13 +57,11 @@ def run_climb(space: DealSpace, seed: int, shard: int, count: int, *, min_cards:
     Candidate indexes are deal numbers in the shard's random stream; a deal found by climbing
     carries the index of the deal it was climbed from.
     """
-    from . import run_random  # late import: the package imports this module
-
     if space.players != 2 or space.split[0] != space.split[1]:
         raise BmnError("climb climbs by backward play, which needs two players with equal hands")
     if pool < 1 or top < 0 or max_states < 1 or not 0 <= ratio <= 1:
         raise BmnError("climb needs pool >= 1, top >= 0, max_states >= 1 and 0 <= ratio <= 1")
-    total = ShardResult(players=2, wins=np.zeros(2, dtype=np.int64))
+    total = ShardResult.empty(2)
     candidates: dict[str, Candidate] = {}
     guess = None  # a length threshold that let the previous round keep its top games
     start = 0
@@ -63,7 +70,7 @@ def run_climb(space: DealSpace, seed: int, shard: int, count: int, *, min_cards:
         keep = min_cards if guess is None else min(min_cards, guess)
         round_result = run_random(space, seed, shard, n, start=start, min_cards=keep, min_tricks=min_tricks,
                                   engine=engine)
-        merge_into(total, round_result)
+        total.merge(round_result)
         for c in round_result.candidates:
             if c.result.is_candidate(min_cards, min_tricks):
                 candidates.setdefault(c.hands, c)
@@ -81,7 +88,7 @@ def run_climb(space: DealSpace, seed: int, shard: int, count: int, *, min_cards:
                 climbed = extend(parse_deal(seedling.hands), max_states=max_states)
                 for found in climbed.deals:
                     result = found.result
-                    add_game(total, result, found.hands, seedling.index)
+                    total.add_game(result, found.hands, seedling.index)
                     if result.is_candidate(min_cards, min_tricks):
                         candidates.setdefault(found.hands, Candidate(found.hands, seedling.index, result))
         start += n
@@ -99,25 +106,25 @@ def _threshold(histogram: np.ndarray, k: int) -> int:
     return 0
 
 
-def merge_into(total: ShardResult, part: ShardResult) -> None:
-    """Add a shard result's statistics to a running total (candidates are handled by the caller)."""
-    total.deals += part.deals
-    total.cards += part.cards
-    total.cycles += part.cycles
-    total.wins = total.wins + part.wins
-    total.histogram = total.histogram + part.histogram
-    if part.longest is not None and (total.longest is None or part.longest.result.cards > total.longest.result.cards):
-        total.longest = part.longest
+class Climb(Strategy):
+    name = "climb"
+    summary = "rounds of random deals; the longest climbed by backward play to the longest deal merging into them"
+    params = PARAMS
+    keys = frozenset({"deals", "seed"})
+    backward = True
+
+    def shard_count(self, config, space, params):
+        return shards_of(config.deals, config.shard_size)
+
+    def shard(self, config, space, params, k):
+        count = min(config.shard_size, config.deals - k * config.shard_size)
+        return ShardSpec({"seed": config.seed, "shard": k, "count": count, **bounds(config), **params})
+
+    def run(self, space, params, deals) -> ShardResult:
+        return run_climb(space, **params)
+
+    def warm_up(self, space):
+        run_climb(space, 0, 0, 64, pool=64, top=1, max_states=64, min_cards=0)
 
 
-def add_game(total: ShardResult, result, hands: str, index: int) -> None:
-    """Tally one more played game (a deal found by climbing, replayed forward)."""
-    total.deals += 1
-    total.cards += result.cards
-    if result.outcome == "cycle":
-        total.cycles += 1
-        return
-    total.wins[result.winner - 1] += 1
-    total.histogram[min(result.cards, len(total.histogram) - 1)] += 1
-    if total.longest is None or result.cards > total.longest.result.cards:
-        total.longest = Candidate(hands, index, result)
+STRATEGY = Climb()

@@ -1,4 +1,4 @@
-"""The fast two-player kernel: a trick costs a few register operations per penalty card.
+"""The bitmask engine (`--engine fast`), two players: a trick costs a few register operations per penalty card.
 
 Only penalty cards change the course of a game, so a hand is kept as three 64-bit words:
     m  bit i set <=> the card at depth i (0 = top) is a penalty card
@@ -11,7 +11,7 @@ says whether the payment completes, flips, or runs the payer out. The pile keeps
 words (its penalty positions, length and values), and picking it up is two shifts and two ORs.
 
 It holds deals of two players with at most 64 cards, at most 16 penalty cards and values up to
-15 (`fits`); kernels/engine.py plays every other deal. Everything is uint64 on purpose: Numba
+15 (`fits`); kernels/engines/percard.py plays every other deal. Everything is uint64 on purpose: Numba
 turns mixed signed/unsigned arithmetic into floating point.
 
 A trick-boundary state is (leader, leader's hand, other hand), six words; Brent's algorithm
@@ -23,11 +23,11 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from ._jit import kernel
-from .bits import ctz, popcount
-from .engine import FNV_OFFSET, FNV_PRIME, SEPARATOR, bytes_less
-from .result import CYCLE, F_CARDS, F_CYCLE_ID, F_OUTCOME, F_PER_CARDS, F_PER_TRICKS, F_PRE_CARDS
-from .result import F_PRE_TRICKS, F_TRICKS, F_WINNER, WIN
+from .._jit import kernel
+from ..bits import ctz, popcount
+from ..cycleid import SEPARATOR, bytes_less, fnv1a64_array
+from ..game import CYCLE, F_CARDS, F_CYCLE_ID, F_OUTCOME, F_PER_CARDS, F_PER_TRICKS, F_PRE_CARDS
+from ..game import F_PRE_TRICKS, F_TRICKS, F_WINNER, WIN
 
 MAX_TOTAL = 64
 MAX_PENALTY = 16
@@ -231,9 +231,6 @@ def cycle_figures2(deal, size0, lead0, period, out):
         _encode_hand(a[4], a[5], a[6], cur, k)
         if bytes_less(cur, best):
             best[:] = cur
-    h = FNV_OFFSET
-    for i in range(width):
-        h = (h ^ np.uint64(best[i])) * FNV_PRIME
     out[F_OUTCOME] = CYCLE
     out[F_WINNER] = -1
     out[F_PRE_TRICKS] = pre
@@ -242,7 +239,7 @@ def cycle_figures2(deal, size0, lead0, period, out):
     out[F_PER_CARDS] = np.int64(cards_b - cards_a)
     out[F_TRICKS] = pre + period
     out[F_CARDS] = np.int64(cards_b)
-    out[F_CYCLE_ID] = np.int64(h)
+    out[F_CYCLE_ID] = np.int64(fnv1a64_array(best))
 
 
 @kernel(inline="always")

@@ -1,4 +1,4 @@
-"""A slow, obviously correct player of RULES.md: the oracle every kernel is tested against.
+"""A slow, obviously correct player of docs/rules.md: the oracle every kernel is tested against.
 
 It plays one card at a time with deques, remembers every trick-boundary state in a dict, and
 follows the rules' sentences as literally as possible. Nothing here is written for speed.
@@ -10,9 +10,9 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from .cycleid import cycle_id_of_states
-from .notation import check_deal
-from .result import GameResult, cycle_id_hex
+from ..cycleid import cycle_id_of_states
+from ..notation import check_deal
+from ..game import GameResult, cycle_id_hex
 
 
 @dataclass
@@ -34,7 +34,7 @@ class Game:
         self.n = len(deal)
         self.hands = [deque(int(v) for v in hand) for hand in deal]
         # A player is out once they must play and hold no card. A player holding no card who has
-        # not yet been called to play is still in: they may still have to pay (RULES.md).
+        # not yet been called to play is still in: they may still have to pay (docs/rules.md).
         self.still_in = [True] * self.n
         self.leader = leader  # hand 1 leads a deal; another leader plays from a mid-game state
         self.tricks = 0

@@ -1,0 +1,92 @@
+"""A run's identity on disk: run.json (the config, code and schema versions), inputs.txt, and the
+checks that a folder is a run, or may become one.
+
+A folder (or object-store prefix) is a run exactly when it holds run.json. A new run is refused
+in a folder that holds anything else; resuming with a different search is refused, naming what
+differs.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from kernels.errors import BmnError
+
+from . import __version__
+from .config import SearchConfig, differences, from_json
+from .storage import RUN_JSON, RunStore
+from .tables import SCHEMA_VERSION, TABLES
+
+INPUTS = "inputs.txt"  # the deals of a run's deals file, so the run never depends on the file again
+
+
+def code_version() -> str:
+    """The package version, with the git commit when run from a checkout."""
+    version = __version__
+    here = os.path.dirname(os.path.abspath(__file__))
+    head = os.path.join(here, "..", ".git", "HEAD")
+    try:
+        with open(head) as f:
+            ref = f.read().strip()
+        if ref.startswith("ref: "):
+            with open(os.path.join(here, "..", ".git", ref[5:])) as f:
+                ref = f.read().strip()
+        version += "+g" + ref[:10]
+    except OSError:
+        pass
+    return version
+
+
+def existing_run(uri: str) -> RunStore:
+    """The store of a run that must already exist (resume, status, query, compact)."""
+    store = RunStore(uri)
+    if not store.exists(RUN_JSON):
+        raise BmnError(f"{uri} is not a bmn run (no {RUN_JSON})")
+    return store
+
+
+def check_new_run_folder(store: RunStore) -> None:
+    """A new run goes into a new or empty folder, never into one holding someone else's files."""
+    if store.exists(RUN_JSON):
+        return
+    foreign = [n for n in store.entries() if n != "run.lock"]
+    if foreign:
+        raise BmnError(f"{store.uri} already holds files ({', '.join(foreign[:3])}) and is not a bmn "
+                       f"run; choose a new or empty directory for --out")
+
+
+def read_run_config(uri: str) -> SearchConfig:
+    return from_json(existing_run(uri).read_json(RUN_JSON)["config"])
+
+
+def open_run(config: SearchConfig, store: RunStore, resume: bool) -> SearchConfig:
+    """Create the run's run.json, or check that an existing run is the same search."""
+    if store.exists(RUN_JSON):
+        stored = store.read_json(RUN_JSON)
+        previous = from_json(stored["config"])
+        if stored.get("schema_version") != SCHEMA_VERSION:
+            raise BmnError(f"run {store.uri} was written with table schema {stored.get('schema_version')}, "
+                           f"this bmn writes schema {SCHEMA_VERSION}")
+        if previous.strategy_def.takes_deals_file:
+            previous.input_deals = store.read_bytes(INPUTS).decode().splitlines()
+        if resume:
+            # Execution settings may change between attempts; what is computed may not.
+            for key in ("workers", "address", "time_limit", "progress", "max_attempts", "in_flight"):
+                setattr(previous, key, getattr(config, key))
+            previous.out = config.out
+            return previous
+        diff = differences(previous, config)
+        if diff:
+            raise BmnError(f"run {store.uri} holds a different search ({'; '.join(diff)}); "
+                           f"use another --out, or `bmn resume {store.uri}` to finish that one")
+        config.input_deals = previous.input_deals or config.input_deals
+        return config
+    if resume:
+        raise BmnError(f"{store.uri} is not a bmn run (no {RUN_JSON}); start one with `bmn search --out {store.uri}`")
+    if config.input_deals:
+        store.write_bytes(INPUTS, ("\n".join(config.input_deals) + "\n").encode())
+    store.write_json(RUN_JSON, {"config": config.to_json(), "fingerprint": config.fingerprint(),
+                                "code_version": code_version(), "schema_version": SCHEMA_VERSION,
+                                "created_at": time.time(), "tables": list(TABLES)})
+    return config

@@ -1,0 +1,57 @@
+"""A run's totals from its shard summaries: one rule for the coordinator, `bmn status` and the tables.
+
+The longest games are ordered by cards, longest first, and among equals by their hands (the
+smaller string first), so every reader names the same longest game.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+KEEP_LONGEST = 5
+
+
+def longest_key(game: dict) -> tuple:
+    return (-game["cards"], game["hands"])
+
+
+@dataclass
+class RunTotals:
+    done: int = 0
+    failed: int = 0
+    deals: int = 0
+    cards: int = 0
+    longest: list[dict] = field(default_factory=list)  # the KEEP_LONGEST longest games, longest first
+    cycle_ids: set[str] = field(default_factory=set)
+    histogram: dict[int, int] = field(default_factory=dict)  # finite games by length in cards
+
+    @classmethod
+    def of(cls, summaries: dict[int, dict]) -> "RunTotals":
+        totals = cls()
+        for _, summary in sorted(summaries.items()):
+            totals.add(summary)
+        return totals
+
+    def add(self, summary: dict) -> None:
+        """Count one shard's summary (a failed shard counts as failed, nothing else)."""
+        if summary["status"] != "done":
+            self.failed += 1
+            return
+        self.done += 1
+        self.deals += summary["deals"]
+        self.cards += summary["cards"]
+        if summary.get("longest"):
+            self.longest.append(summary["longest"])
+            self.longest.sort(key=longest_key)
+            del self.longest[KEEP_LONGEST:]
+        self.cycle_ids.update(summary.get("cycle_ids", ()))
+        for k, v in summary.get("histogram", {}).items():
+            self.histogram[int(k)] = self.histogram.get(int(k), 0) + v
+
+    @property
+    def best(self) -> dict | None:
+        return self.longest[0] if self.longest else None
+
+    @property
+    def longest_cards(self) -> int:
+        return self.longest[0]["cards"] if self.longest else 0

@@ -1,0 +1,53 @@
+"""Search strategies, one module each, found by name through this registry.
+
+Each module holds its kernels (or calls the shared sweep kernel), its public wrapper `run_<name>`
+and one `Strategy` object (kernels/strategies/base.py) declaring its config keys, how a search is
+cut into shards, what a shard runs and how it warms up. The cluster reads strategies only through
+`get(name)`. Adding a strategy: one module, one line below, one example config, its tests.
+
+Every strategy is deterministic: the same (strategy, parameters, seed, shard) gives the same
+result on any machine.
+"""
+
+from __future__ import annotations
+
+from ..dealspace import DealSpace
+from ..errors import BmnError
+from . import ancestors, climb, deals, exhaustive, extend, random
+from .ancestors import run_ancestors
+from .base import Param, ShardSpec, Strategy
+from .climb import run_climb
+from .deals import run_deals
+from .extend import run_extend
+from .sweep import run_exhaustive, run_random
+from .tally import Candidate, ShardResult
+
+REGISTRY: dict[str, Strategy] = {s.name: s for s in (
+    exhaustive.STRATEGY,
+    random.STRATEGY,
+    climb.STRATEGY,
+    extend.STRATEGY,
+    ancestors.STRATEGY,
+    deals.STRATEGY,
+)}
+STRATEGIES = tuple(REGISTRY)
+
+__all__ = [
+    "Candidate", "Param", "REGISTRY", "STRATEGIES", "ShardResult", "ShardSpec", "Strategy", "get", "run_ancestors",
+    "run_climb", "run_deals", "run_exhaustive", "run_extend", "run_random", "run_shard",
+]
+
+
+def get(name: str) -> Strategy:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise BmnError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}") from None
+
+
+def run_shard(name: str, space: DealSpace, params: dict, deals: tuple[str, ...] = ()) -> ShardResult:
+    """Run one shard of a strategy (what a cluster worker does)."""
+    try:
+        return get(name).run(space, dict(params), tuple(deals))
+    except TypeError as error:
+        raise BmnError(f"strategy {name}: {error}") from None

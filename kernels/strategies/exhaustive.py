@@ -1,0 +1,59 @@
+"""`exhaustive`: every deal of a rank range, stepping from one deal to the next.
+
+Over a small deck's whole space this gives exact tables: how many deals end after n cards, how
+many never end, how many distinct cycles. Shard k = ranks [lo + k*size, lo + (k+1)*size) of the
+range (`range = "LO:HI"`, default the whole deal space). The kernel is the sweep kernel
+(kernels/strategies/sweep.py); candidates carry their rank.
+"""
+
+from __future__ import annotations
+
+from ..dealspace import DealSpace
+from ..errors import BmnError
+from .base import ShardSpec, Strategy, bounds, shards_of
+from .sweep import run_exhaustive
+from .tally import ShardResult
+
+
+def parse_range(text: str, where: str = "config") -> tuple[int, int]:
+    """`LO:HI` (underscores allowed) as two ranks."""
+    lo_text, sep, hi_text = str(text).partition(":")
+    try:
+        lo, hi = int(lo_text.replace("_", "")), int(hi_text.replace("_", ""))
+    except ValueError:
+        raise BmnError(f"{where}: range must be LO:HI with whole numbers, got {text!r}") from None
+    if not sep or lo > hi:
+        raise BmnError(f"{where}: range must be LO:HI with LO <= HI, got {text!r}")
+    return lo, hi
+
+
+class Exhaustive(Strategy):
+    name = "exhaustive"
+    summary = "every deal of a rank range, stepping from deal to deal; exact tables over small decks"
+    keys = frozenset({"range"})
+
+    def _range(self, config, space: DealSpace) -> tuple[int, int]:
+        return parse_range(config.range) if config.range else (0, space.count)
+
+    def check(self, config, space, params, where):
+        if config.range is not None:
+            lo, hi = parse_range(config.range, where)
+            space.check_range(lo, hi)
+
+    def shard_count(self, config, space, params):
+        lo, hi = self._range(config, space)
+        return shards_of(hi - lo, config.shard_size)
+
+    def shard(self, config, space, params, k):
+        first, last = self._range(config, space)
+        lo = first + k * config.shard_size
+        return ShardSpec({"lo": lo, "hi": min(last, lo + config.shard_size), **bounds(config)})
+
+    def run(self, space, params, deals) -> ShardResult:
+        return run_exhaustive(space, **params)
+
+    def warm_up(self, space):
+        run_exhaustive(space, 0, min(space.count, 16), min_cards=0)
+
+
+STRATEGY = Exhaustive()

@@ -1,0 +1,163 @@
+"""The sweep kernel and its wrappers: `run_exhaustive` (a rank range), `run_random` (a stream).
+
+One kernel plays both, one deal after another on one core: it makes deal j (the next deal of
+the range, or deal j of the random stream), plays it, and tallies it (kernels/strategies/tally.py).
+The tally is written out here in the loop rather than in a helper taking the tally's arrays:
+measured, such a call costs tens of nanoseconds per deal in Numba, a tenth of a game. It stops
+early only when the candidate buffer is full, returning how far it got.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import kernel
+from ..dealspace import DealSpace, step_deal
+from ..engines import ENGINE_IDS, pick_engine, play_one
+from ..engines.bitmask import hand_words, play2_words, rescan_from, words_from_positions
+from ..engines.percard import default_brent_start, new_workspace
+from ..errors import BmnError
+from ..game import CYCLE, F_CARDS, F_OUTCOME, F_TRICKS, F_WINNER, N_FIELDS
+from ..rng import deal_state, random_deal, stream_key
+from .tally import (CARDS, CYCLES, DEALS, HIST_BINS, LONGEST_CARDS, LONGEST_INDEX, N_CAND, ShardResult, grow,
+                    new_tally, tally_args)
+
+EXHAUSTIVE = 0
+RANDOM = 1
+
+
+@kernel
+def _keep(seq, row, index, stats, cand_deals, cand_rows, cand_index):
+    """Add a candidate (the rare path). Returns False once the buffer is full."""
+    k = stats[N_CAND]
+    cand_deals[k, :] = seq
+    cand_rows[k, :] = row
+    cand_index[k] = index
+    stats[N_CAND] = k + 1
+    return k + 1 < cand_deals.shape[0]
+
+
+@kernel
+def sweep_kernel(mode, engine, seq, penalties, key, split, start, stop, min_cards, min_tricks, brent_start,
+                 stats, wins, histogram, cand_deals, cand_rows, cand_index, longest_deal, longest_row):
+    """Play deals start..stop-1 and tally them; returns the next index to play.
+
+    EXHAUSTIVE: `seq` holds deal `start` of the range and is stepped in place (indexes are
+    offsets in the range). RANDOM: deal j is deal j of the stream `key`.
+    """
+    total = seq.shape[0]
+    positions = np.zeros(total, dtype=np.int64)
+    hands, head, size, still_in, pile, enc = new_workspace(split.shape[0], total)
+    row = np.zeros(N_FIELDS, dtype=np.int64)
+    s0 = split[0]
+    s1 = total - s0
+    n_penalty = penalties.shape[0]
+    m0, n0, q0 = hand_words(seq, 0, s0 if engine == 0 else 0)
+    m1, n1, q1 = hand_words(seq, s0, s1 if engine == 0 else 0)
+    j = start
+    while j < stop:
+        if mode == RANDOM:
+            random_deal(deal_state(key, j), positions, penalties, seq)
+            if engine == 0:
+                # The fast kernel's hands come straight from the penalty positions just drawn.
+                m0, n0, q0, m1, n1, q1 = words_from_positions(seq, positions, n_penalty, s0)
+        if engine == 0:
+            play2_words(m0, n0, q0, m1, n1, q1, seq, s0, 0, brent_start, row)
+        else:
+            play_one(engine, seq, split, 0, brent_start, hands, head, size, still_in, pile, enc, row)
+        # The tally (see kernels/strategies/tally.py).
+        played = row[F_CARDS]
+        stats[DEALS] += 1
+        stats[CARDS] += played
+        keep = False
+        if row[F_OUTCOME] == CYCLE:
+            stats[CYCLES] += 1
+            keep = True
+        else:
+            wins[row[F_WINNER]] += 1
+            histogram[min(played, HIST_BINS - 1)] += 1
+            if played > stats[LONGEST_CARDS] or stats[LONGEST_INDEX] < 0:
+                stats[LONGEST_CARDS] = played
+                stats[LONGEST_INDEX] = j
+                longest_deal[:] = seq
+                longest_row[:] = row
+            # As GameResult.is_candidate, on the row.
+            keep = played >= min_cards or (min_tricks > 0 and row[F_TRICKS] >= min_tricks)
+        room = True
+        if keep:
+            room = _keep(seq, row, j, stats, cand_deals, cand_rows, cand_index)
+        j += 1
+        if mode == EXHAUSTIVE and j < stop:
+            first = step_deal(seq)
+            if engine == 0:
+                # Only the cards from `first` on changed: usually a few cards at the end of hand 2.
+                if first >= s0:
+                    m1, q1 = rescan_from(seq, s0, s1, m1, q1, first - s0)
+                else:
+                    m0, q0 = rescan_from(seq, 0, s0, m0, q0, first)
+                    m1, n1, q1 = hand_words(seq, s0, s1)
+        if not room:
+            break
+    return j
+
+
+def engine_for(space: DealSpace, engine: str = "auto") -> int:
+    """The engine number (ENGINE_IDS) the sweep kernel plays this deal space's deals with."""
+    deck = space.deck
+    return ENGINE_IDS[pick_engine(space.players, deck.total, deck.penalty_cards, deck.max_value, engine)]
+
+
+def run_exhaustive(space: DealSpace, lo: int, hi: int, *, min_cards: int, min_tricks: int = 0,
+                   engine: str = "auto") -> ShardResult:
+    """Every deal of ranks [lo, hi), stepping from one deal to the next (no per-deal unranking).
+
+    Candidate indexes are offsets from `lo` (rank = lo + index).
+    """
+    lo, hi = int(lo), int(hi)
+    space.check_range(lo, hi)
+    count = hi - lo
+    tally = new_tally(space.deck.total, space.players)
+    if count == 0:
+        return _result(tally, space, lo)
+    if count >= 2**62:
+        raise BmnError(f"a shard of {count} deals is too large; cut the range into shards")
+    seq = space.unrank_sequence(lo)
+    split = np.array(space.split, dtype=np.int64)
+    eng = engine_for(space, engine)
+    brent = default_brent_start(space.deck.total)
+    done = 0
+    no_penalties = np.zeros(0, dtype=np.uint8)
+    while True:
+        done = sweep_kernel(EXHAUSTIVE, eng, seq, no_penalties, np.uint64(0), split, done, count, int(min_cards),
+                            int(min_tricks), brent, *tally_args(tally))
+        if done >= count:
+            return _result(tally, space, lo)
+        grow(tally)
+
+
+def run_random(space: DealSpace, seed: int, shard: int, count: int, *, start: int = 0, min_cards: int,
+               min_tricks: int = 0, engine: str = "auto") -> ShardResult:
+    """Deals start..start+count-1 of the uniform random stream of (seed, shard).
+
+    Candidate indexes are deal numbers in the stream, so any candidate can be regenerated.
+    """
+    tally = new_tally(space.deck.total, space.players)
+    penalties = np.array([v for v in space.deck.cards() if v], dtype=np.uint8)
+    split = np.array(space.split, dtype=np.int64)
+    eng = engine_for(space, engine)
+    brent = default_brent_start(space.deck.total)
+    key = stream_key(int(seed), int(shard))
+    j, stop = int(start), int(start) + int(count)
+    seq = np.zeros(space.deck.total, dtype=np.uint8)
+    while True:
+        j = sweep_kernel(RANDOM, eng, seq, penalties, key, split, j, stop, int(min_cards), int(min_tricks), brent,
+                         *tally_args(tally))
+        if j >= stop:
+            return ShardResult.from_tally(tally, space)
+        grow(tally)
+
+
+def _result(tally: dict, space: DealSpace, lo: int) -> ShardResult:
+    result = ShardResult.from_tally(tally, space)
+    result.rank_base = lo
+    return result

@@ -1,0 +1,139 @@
+"""What a shard returns (ShardResult) and the fixed-size tally arrays the compiled loops fill.
+
+A shard's tally is a few fixed-size arrays, so tallies of different shards merge by addition
+(and max for the longest game):
+    stats[DEALS, CARDS, CYCLES, N_CAND, LONGEST_CARDS, LONGEST_INDEX]
+    wins[p]        finite games won by hand p+1
+    histogram[c]   finite games that lasted exactly c cards (the last bin: HIST_BINS-1 or more)
+    longest_deal, longest_row   the longest finite game (first met among equals) and its result
+Candidates (long finite games and every cycle) go into preallocated buffers; when they fill up
+the kernel stops and says where, and the Python wrapper grows them and carries on. The tallying
+itself is written out in the sweep kernel's loop (kernels/strategies/sweep.py); strategies that
+play games one by one from Python tally them with `add_game` / `tally_games`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..dealspace import DealSpace
+from ..game import N_FIELDS, GameResult
+from ..notation import format_deal
+
+HIST_BINS = 16384
+DEALS, CARDS, CYCLES, N_CAND, LONGEST_CARDS, LONGEST_INDEX = range(6)
+N_STATS = 6
+
+
+@dataclass
+class Candidate:
+    """A deal worth keeping: a long finite game or a cycle."""
+
+    hands: str  # HAND/HAND[/...]
+    index: int  # where the shard met it: offset in the rank range, or deal number in the stream
+    result: GameResult
+
+
+@dataclass
+class ShardResult:
+    """A shard's statistics (mergeable by addition) and its candidate games."""
+
+    players: int
+    deals: int = 0
+    cards: int = 0
+    cycles: int = 0
+    wins: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    histogram: np.ndarray = field(default_factory=lambda: np.zeros(HIST_BINS, dtype=np.int64))
+    longest: Candidate | None = None
+    candidates: list[Candidate] = field(default_factory=list)
+    rank_base: int | None = None  # exhaustive: a candidate's rank is rank_base + its index
+
+    @classmethod
+    def empty(cls, players: int) -> "ShardResult":
+        return cls(players=players, wins=np.zeros(players, dtype=np.int64))
+
+    @property
+    def max_cards(self) -> int:
+        return self.longest.result.cards if self.longest else 0
+
+    @classmethod
+    def from_tally(cls, tally: dict, space: DealSpace) -> "ShardResult":
+        stats = tally["stats"]
+        n_cand = int(stats[N_CAND])
+        letters = space.deck.max_value <= 4
+        candidates = [
+            Candidate(format_deal(space.cut(tally["cand_deals"][k]), letters), int(tally["cand_index"][k]),
+                      GameResult.from_row(tally["cand_rows"][k]))
+            for k in range(n_cand)
+        ]
+        longest = None
+        if stats[LONGEST_INDEX] >= 0:
+            longest = Candidate(format_deal(space.cut(tally["longest_deal"]), letters), int(stats[LONGEST_INDEX]),
+                                GameResult.from_row(tally["longest_row"]))
+        return cls(players=space.players, deals=int(stats[DEALS]), cards=int(stats[CARDS]),
+                   cycles=int(stats[CYCLES]), wins=tally["wins"].copy(), histogram=tally["histogram"].copy(),
+                   longest=longest, candidates=candidates)
+
+    def merge(self, part: "ShardResult") -> None:
+        """Add another result's statistics to this one (candidates are the caller's business)."""
+        self.deals += part.deals
+        self.cards += part.cards
+        self.cycles += part.cycles
+        self.wins = self.wins + part.wins
+        self.histogram = self.histogram + part.histogram
+        if part.longest is not None and (self.longest is None or part.longest.result.cards > self.longest.result.cards):
+            self.longest = part.longest
+
+    def add_game(self, result: GameResult, hands: str, index: int) -> None:
+        """Tally one more game played from Python (a deal found by backward play, say)."""
+        self.deals += 1
+        self.cards += result.cards
+        if result.outcome == "cycle":
+            self.cycles += 1
+            return
+        self.wins[result.winner - 1] += 1
+        self.histogram[min(result.cards, len(self.histogram) - 1)] += 1
+        if self.longest is None or result.cards > self.longest.result.cards:
+            self.longest = Candidate(hands, index, result)
+
+
+def tally_games(results, hands, indexes, min_cards: int, min_tricks: int, players: int) -> ShardResult:
+    """A ShardResult from games played one by one: each tallied, the candidates kept."""
+    shard = ShardResult.empty(players)
+    for h, r, index in zip(hands, results, indexes):
+        shard.add_game(r, h, index)
+        if r.is_candidate(min_cards, min_tricks):
+            shard.candidates.append(Candidate(h, index, r))
+    return shard
+
+
+def new_tally(total: int, players: int, capacity: int = 1024) -> dict:
+    stats = np.zeros(N_STATS, dtype=np.int64)
+    stats[LONGEST_INDEX] = -1
+    return dict(
+        stats=stats,
+        wins=np.zeros(players, dtype=np.int64),
+        histogram=np.zeros(HIST_BINS, dtype=np.int64),
+        cand_deals=np.zeros((capacity, total), dtype=np.uint8),
+        cand_rows=np.zeros((capacity, N_FIELDS), dtype=np.int64),
+        cand_index=np.zeros(capacity, dtype=np.int64),
+        longest_deal=np.zeros(total, dtype=np.uint8),
+        longest_row=np.zeros(N_FIELDS, dtype=np.int64),
+    )
+
+
+def grow(tally: dict) -> None:
+    """Double the candidate buffers (the kernel stopped because they were full)."""
+    for name in ("cand_deals", "cand_rows", "cand_index"):
+        old = tally[name]
+        new = np.zeros((old.shape[0] * 2,) + old.shape[1:], dtype=old.dtype)
+        new[: old.shape[0]] = old
+        tally[name] = new
+
+
+def tally_args(tally: dict) -> tuple:
+    """The tally's arrays in the order the compiled loops take them."""
+    return (tally["stats"], tally["wins"], tally["histogram"], tally["cand_deals"], tally["cand_rows"],
+            tally["cand_index"], tally["longest_deal"], tally["longest_row"])

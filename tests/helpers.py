@@ -1,0 +1,46 @@
+"""Helpers the test modules share: the engines under test, the published figures, small decks."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from kernels.dealspace import DealSpace
+from kernels.decks import parse_deck
+from kernels.engines.reference import play_reference, trace_reference
+from kernels.notation import parse_deal
+from kernels.play import play
+
+DATA = Path(__file__).parent / "data"
+KERNELS = ("fast", "percard", "general")
+CASELLA = "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA"
+CASELLA_ID = "e1fabb73dac32ded"  # FNV-1a of the canonical state (docs/rules.md, "Cycle ids")
+STANDARD = DealSpace.of(parse_deck("standard"))
+
+
+def play_engine(deal, engine: str, leader: int = 0):
+    if engine == "reference":
+        return play_reference(deal, leader)
+    return play(deal, leader=leader, engine_name=engine)
+
+
+def records() -> list[dict]:
+    with open(DATA / "records.tsv", newline="") as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+def space(deck, split=None, players=None) -> DealSpace:
+    return DealSpace.of(parse_deck(deck), split, players)
+
+
+def seat_views(deal) -> set:
+    """Every trick-boundary state of a game (the start included), seen from the leader's seat.
+
+    A deal found led by hand 2 is reported with its hands swapped, so its game is the mirror
+    image of the one backward play found: comparing from the leader's seat removes the mirror.
+    """
+    deal = parse_deal(deal) if isinstance(deal, str) else deal
+    views = {(tuple(deal[0]), tuple(deal[1]))}
+    for rec in trace_reference(deal):
+        views.add((rec.hands[rec.leader], rec.hands[1 - rec.leader]))
+    return views

@@ -1,0 +1,77 @@
+"""Backward play (kernels/backward.py) and the strategies built on it, ancestors and extend."""
+
+from __future__ import annotations
+
+from kernels.engines.reference import play_reference
+from kernels.notation import parse_deal
+from kernels.backward import ancestors, extend
+from kernels.strategies import run_ancestors, run_exhaustive, run_extend, run_random
+
+from helpers import CASELLA, CASELLA_ID, STANDARD, seat_views, space
+
+
+def test_ancestors_equal_forward_search_on_small_decks():
+    for deck in ("0:8,1:2", "0:7,1:3", "0:7,1:2,3:1", "0:10,1:2,2:2,3:2"):
+        sp = space(deck)
+        result = run_exhaustive(sp, 0, sp.count, min_cards=10**6)
+        by_cycle: dict[str, set] = {}
+        for c in result.candidates:
+            by_cycle.setdefault(c.result.cycle_id, set()).add(c.hands)
+        assert by_cycle
+        for cycle_id, forward in by_cycle.items():
+            back = ancestors(parse_deal(sorted(forward)[0]))
+            assert not back.truncated
+            assert {d.hands for d in back.deals} == forward, deck
+
+
+def test_every_ancestor_of_the_casella_cycle_replays_into_it():
+    back = ancestors(parse_deal(CASELLA))
+    assert back.count == len(back.deals) > 0 and CASELLA in {d.hands for d in back.deals}
+    for d in back.deals:
+        r = play_reference(parse_deal(d.hands))
+        assert (r.outcome, r.cycle_id) == ("cycle", CASELLA_ID)
+
+
+def test_ancestor_parts_are_disjoint_and_cover_the_whole():
+    whole = {c.hands for c in run_ancestors(CASELLA).candidates}
+    parts = [{c.hands for c in run_ancestors(CASELLA, part=k, parts=3).candidates} for k in range(3)]
+    assert set().union(*parts) == whole
+    assert sum(len(p) for p in parts) == len(whole)
+
+
+def test_ancestors_of_a_finite_start_pass_through_it():
+    sp = space("0:10,1:2,2:2,3:2")
+    found = 0
+    for r in range(0, sp.count, 997):
+        deal = sp.unrank(r)
+        back = ancestors(deal)
+        start = (tuple(deal[0]), tuple(deal[1]))
+        for d in back.deals:
+            assert start in seat_views(d.hands)
+            assert d.result.cards > play_reference(deal).cards
+            found += 1
+    assert found
+
+
+def test_extend_finds_longer_games_through_the_same_states():
+    result = run_random(STANDARD, 7, 0, 200000, min_cards=1500)
+    seeds = sorted(result.candidates, key=lambda c: -c.result.cards)[:5]
+    improved = 0
+    for seed in seeds:
+        original = seat_views(seed.hands)
+        ext = extend(parse_deal(seed.hands), max_states=50000)
+        for d in ext.deals[:3]:
+            assert d.result.cards > seed.result.cards
+            assert play_reference(parse_deal(d.hands)) == d.result
+            assert seat_views(d.hands) & original, "an extended game must pass through a state of the original"
+        improved += bool(ext.deals)
+    assert improved >= 3
+
+
+def test_extend_strategy_reports_longer_deals_with_their_origin():
+    result = run_random(STANDARD, 7, 0, 100000, min_cards=1800)
+    inputs = [c.hands for c in result.candidates[:4]]
+    ext = run_extend(inputs, index_base=10, min_cards=0, max_states=20000)
+    lengths = {c.hands: c.result.cards for c in result.candidates}
+    for c in ext.candidates:
+        assert 10 <= c.index < 14 and c.result.cards > lengths[inputs[c.index - 10]]
