@@ -117,7 +117,7 @@ def test_querying_a_run_while_it_is_written(runs, tmp_path):
     seen = []
 
     def look(coordinator):
-        if coordinator.done == 5:
+        if coordinator.totals.done == 5:
             uri = str(tmp_path)
             assert not (tmp_path / "games.parquet").exists()
             seen.append(query([uri], "SELECT (SELECT sum(games) FROM histogram) AS deals, "
