@@ -84,12 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("bmn: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return 0  # the reader went away (`bmn query ... | head`)
     except OSError as error:
         # The machine said no (permissions, a full disk, an unreachable store): one sentence.
         print(f"bmn: error: {error}", file=sys.stderr)
         return 2
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from kernels.strategies import REGISTRY, STRATEGIES, Strategy, get
 from kernels.strategies.base import OPTIONAL_KEYS
 
 # Keys that say how a run is executed, not what it computes.
-EXECUTION_KEYS = ("out", "workers", "address", "time_limit", "progress", "max_attempts", "in_flight")
+EXECUTION_KEYS = ("out", "workers", "max_workers", "address", "time_limit", "progress", "max_attempts", "in_flight")
 
 # Strategies with a table of their own parameters (`[climb] pool = ...`): the table's name is the
 # strategy's name.
@@ -47,7 +47,8 @@ class SearchConfig:
     tables: dict = field(default_factory=dict)
     # Execution only:
     out: str = "runs/search"
-    workers: int = 0  # 0: one per CPU of the Ray cluster
+    workers: int = 0  # 0: one per CPU of the Ray cluster, now or later
+    max_workers: int = 0  # with workers = 0: at most this many actors (0: no limit)
     address: str | None = None
     time_limit: float = 0  # seconds; 0: none
     progress: bool = True
@@ -105,6 +106,8 @@ def load_toml(path: str) -> dict:
         raise BmnError(f"config file {path} does not exist") from None
     except tomllib.TOMLDecodeError as error:
         raise BmnError(f"config file {path} is not valid TOML: {error}") from None
+    except UnicodeDecodeError:
+        raise BmnError(f"config file {path} is not UTF-8 text, so not a TOML file") from None
     except OSError as error:
         raise BmnError(f"cannot read config file {path}: {error.strerror}") from None
 
@@ -139,7 +142,8 @@ def _table(name: str, value: Any, where: str) -> dict:
     return dict(value)
 
 
-_INT_KEYS = {"players", "deals", "seed", "min_cards", "min_tricks", "shard_size", "workers", "max_attempts", "in_flight"}
+_INT_KEYS = {"players", "deals", "seed", "min_cards", "min_tricks", "shard_size", "workers", "max_workers",
+             "max_attempts", "in_flight"}
 
 
 def _coerce(key: str, value: Any, where: str) -> Any:
@@ -180,7 +184,7 @@ def check(config: SearchConfig, where: str = "config") -> None:
     for key in ("deals", "shard_size", "max_attempts", "in_flight"):
         if getattr(config, key) < 1:
             raise BmnError(f"{where}: {key} must be at least 1")
-    for key in ("min_cards", "min_tricks", "workers", "seed"):
+    for key in ("min_cards", "min_tricks", "workers", "max_workers", "seed"):
         if getattr(config, key) < 0:
             raise BmnError(f"{where}: {key} must not be negative")
     if config.time_limit < 0:

@@ -4,18 +4,33 @@ One path for data: plan -> shard description to an actor -> the actor runs the k
 candidate rows and summary back -> the coordinator writes the shard file atomically -> at the
 end (and whenever asked) the summary tables are rebuilt from the shard files.
 
-Failures:
+The cluster may change under a search:
+- `workers = 0` follows the cluster: one actor per CPU it has, now or later. While it has none the
+  search waits (and says so); an actor is added for every CPU that joins, those of nodes that leave
+  go with them, and on a cluster with an autoscaler the capacity the pending shards need is asked
+  for (`max_workers` caps both). `workers = N` keeps N actors.
 - an actor that dies mid-shard (killed, out of memory, node lost): its shards go back in the
-  queue and run on another actor; the dead actor is replaced. After `max_attempts` attempts a
-  shard is written as failed (no rows) and the run goes on; `bmn resume` tries it again.
+  queue and run on another actor. After `max_attempts` attempts a shard is written as failed (no
+  rows) and the run goes on; `bmn resume` tries it again.
+- the cluster itself gone (the node the driver runs on, or the head, dead; its control store
+  unreachable for a minute): the search stops with one sentence saying so; what was written is
+  kept and `bmn resume RUN` continues.
 - a driver that dies (Ctrl-C, SIGKILL, preempted): finished shards are on disk; `bmn resume RUN`
   (or the same command again) skips them and runs the rest. Shard files are named by shard id and
   written in one step, so nothing is lost and nothing is counted twice.
+
+The driver's own I/O stays off the loop: shard files are written by a bounded pool of threads (a
+shard counts as done once its file is written), and the lock's heartbeat and progress.json are
+written by a thread of their own. A write that fails for good (disk full, permission denied, an
+object store that keeps failing) stops the search with a sentence; resume finishes the run.
 """
 
 from __future__ import annotations
 
 import collections
+import concurrent.futures as futures
+import sys
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -26,15 +41,23 @@ from kernels.errors import BmnError
 from .config import SearchConfig
 from .plan import Plan, Shard
 from .progress import ProgressView
-from .raycluster import cluster_address, connect
+from .raycluster import ClusterHealth, cluster_address, connect, request_capacity
 from .runmeta import check_new_run_folder, open_run
 from .storage import PROGRESS_JSON, RunStore
-from .tables import (GAMES_SCHEMA, build_tables, read_contents, read_summaries, shard_file_name, shard_file_table,
+from .tables import (GAMES_SCHEMA, build_tables, read_contents, set_aside, shard_file_name, shard_file_table,
                      shard_summary, write_tables)
 from .totals import RunTotals
 from .worker import WORKER_ENV, ShardWorker
 
 HEARTBEAT_S = 5.0
+HEALTH_S = 2.0  # how often the cluster's health is checked (a cheap call to the control store)
+SCALE_S = 2.0  # how often the actor pool is matched to the cluster's CPUs
+WRITE_THREADS = 16  # shard files written at once
+WRITE_BACKLOG = 256  # shard results waiting to be written before the loop waits for the writers
+
+
+class WriteFailed(BmnError):
+    pass
 
 
 @dataclass
@@ -52,6 +75,7 @@ class RunReport:
     new_shards: int = 0
     session_deals: int = 0  # deals played by this run of the coordinator
     work_s: float = 0.0  # from the first shard handed out to the last one collected
+    set_aside: list[str] = field(default_factory=list)  # damaged shard files moved into damaged/
 
     def to_json(self) -> dict:
         return self.__dict__.copy()
@@ -69,11 +93,35 @@ class _Actor:
         self.in_flight = 0
 
 
+class _Heartbeat(threading.Thread):
+    """Writes the lock's heartbeat and progress.json every HEARTBEAT_S, off the scheduling loop."""
+
+    def __init__(self, coordinator: "Coordinator", t0: float):
+        super().__init__(name="bmn-heartbeat", daemon=True)
+        self.coordinator = coordinator
+        self.t0 = t0
+        self.error: Exception | None = None
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopping.wait(HEARTBEAT_S):
+            try:
+                self.coordinator.store.heartbeat()
+                self.coordinator._write_progress("running", self.t0)
+            except Exception as error:  # reported by the loop, which stops the search
+                self.error = error
+                return
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.join(timeout=30)
+
+
 class Coordinator:
     def __init__(self, config: SearchConfig, store: RunStore, progress: ProgressView | None = None,
                  local: bool = False):
         self.config = config
-        self.local = local  # the Ray cluster is this machine
+        self.local = local  # the Ray cluster is this machine, started by bmn
         self.store = store
         self.plan = Plan(config)
         self.progress = progress or ProgressView(enabled=False)
@@ -81,14 +129,19 @@ class Coordinator:
         self.attempts: dict[int, int] = collections.Counter()
         self.retry: collections.deque[int] = collections.deque()
         self.in_flight: dict = {}  # ref -> (shard, actor, started)
+        self.writes: collections.deque = collections.deque()  # (future, shard file, summary), in order
+        self.writer: futures.ThreadPoolExecutor | None = None
         self.totals = RunTotals()
         self.session_deals = 0
         self.new = 0
         self._finished: set[int] | None = None
+        self.set_aside: list[str] = []
         self.first_dispatch: float | None = None
         self.last_collect: float | None = None
         self.on_shard_done = None  # a hook for tests: called with the coordinator after each shard
         self.lost_actors = 0
+        self.health: ClusterHealth | None = None
+        self.waiting_for_cpus = False
 
     # -- actors ---------------------------------------------------------------------------------
     def _start_actor(self) -> None:
@@ -98,9 +151,24 @@ class Coordinator:
         self.actors.append(_Actor(handle, handle.warm_up.remote()))
 
     def _workers_wanted(self) -> int:
+        """How many actors the search wants now: the configured number, or one per CPU of the
+        cluster (within max_workers)."""
         if self.config.workers:
             return self.config.workers
-        return max(1, int(ray.cluster_resources().get("CPU", 1)))
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        return min(cpus, self.config.max_workers) if self.config.max_workers else cpus
+
+    def _scale(self) -> None:
+        """Start actors until the pool has as many as wanted (dead ones no longer count)."""
+        alive = sum(a.alive for a in self.actors)
+        wanted = self._workers_wanted()
+        for _ in range(wanted - alive):
+            self._start_actor()
+        self.waiting_for_cpus = wanted == 0
+        if not self.local and not self.config.workers:
+            # On an autoscaling cluster, ask for the CPUs the pending shards could use.
+            left = self.plan.count - self.totals.done - self.totals.failed
+            request_capacity(min(left, self.config.max_workers) if self.config.max_workers else left)
 
     def _kill_all(self) -> None:
         for actor in self.actors:
@@ -114,9 +182,17 @@ class Coordinator:
     # -- the loop -------------------------------------------------------------------------------
     def _load(self) -> set[int]:
         if self._finished is None:
-            summaries = read_summaries(self.store)
-            self._finished = {k for k, s in summaries.items() if s["status"] == "done"}
-            self.totals = RunTotals.of({k: s for k, s in summaries.items() if s["status"] == "done"})
+            contents = read_contents(self.store)
+            if contents.damaged:
+                # A truncated or garbled shard file (a full disk, a half-copied run): kept aside,
+                # its shards counted as not done, so this run recomputes them.
+                self.set_aside = set_aside(self.store, contents.damaged)
+                for rel, why in contents.damaged.items():
+                    print(f"bmn: {rel} is damaged ({why}); moved it to damaged/ and its shards will be "
+                          f"recomputed", file=sys.stderr)
+            done = {k: s for k, s in contents.summaries.items() if s["status"] == "done"}
+            self._finished = set(done)
+            self.totals = RunTotals.of(done)
         return self._finished
 
     def has_work(self) -> bool:
@@ -136,9 +212,13 @@ class Coordinator:
             # Every worker on this machine shares Numba's disk cache: compile the kernels here,
             # once, rather than in every worker at the same time (CPU and memory times the workers).
             self.plan.strategy.warm_up(self.plan.space)
-        for _ in range(self._workers_wanted()):
-            self._start_actor()
-        last_beat = 0.0
+        self.health = ClusterHealth()
+        self.writer = futures.ThreadPoolExecutor(WRITE_THREADS, thread_name_prefix="bmn-write")
+        beat = _Heartbeat(self, t0)
+        beat.start()
+        lost: str | None = None
+        failure: BmnError | None = None
+        last_scale = last_health = 0.0
         exhausted = False
         try:
             while True:
@@ -146,25 +226,51 @@ class Coordinator:
                 if deadline is not None and now >= deadline:
                     state = "time limit"
                     break
+                if now - last_scale >= SCALE_S:
+                    self._scale()
+                    last_scale = now
                 exhausted = self._submit(pending) or exhausted
+                self._drain_writes(block=len(self.writes) > WRITE_BACKLOG)
                 if exhausted and not self.retry and not self.in_flight:
                     break
                 waiting = list(self.in_flight) + [a.warm_ref for a in self.actors if a.alive and not a.ready]
                 timeout = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.time()))
                 ready, _ = ray.wait(waiting, num_returns=1, timeout=timeout) if waiting else ([], [])
+                if not waiting:
+                    time.sleep(timeout)
                 for ref in ready:
                     self._collect(ref)
-                if time.time() - last_beat > HEARTBEAT_S:
-                    self.store.heartbeat()
-                    self._write_progress("running", t0)
-                    last_beat = time.time()
+                if time.time() - last_health >= HEALTH_S:
+                    lost = self.health.problem()
+                    last_health = time.time()
+                    if lost:
+                        break
+                if beat.error is not None:
+                    raise beat.error
                 self.progress.update(self.totals.done, self.session_deals, self.totals.longest_cards,
-                                     len(self.totals.cycle_ids), self.totals.failed, self.first_dispatch)
+                                     len(self.totals.cycle_ids), self.totals.failed, self.first_dispatch,
+                                     note="waiting for CPUs to join the cluster" if self.waiting_for_cpus else "")
         except KeyboardInterrupt:
             state = "interrupted"
+        except OSError as error:
+            failure = _write_failure(self.store, "the run's lock", error, self.totals.done)
+        except BmnError as error:
+            failure = error
         finally:
             self._kill_all()
+            beat.stop()
+            try:
+                self._drain_writes(block=True, wait_all=True, hooks=False)
+            except BmnError as error:
+                failure = failure or error
+            self.writer.shutdown(wait=True)
             self.progress.stop()
+        if failure is not None:
+            raise failure
+        if lost:
+            self._finish("stopped: cluster lost", t0)
+            raise BmnError(f"{lost}; the search stopped with {self.totals.done:,} of {self.plan.count:,} shards "
+                           f"done and written: `bmn resume {self.store.uri}` continues it")
         self._finish(state, t0)
         return self.report(state, t0)
 
@@ -195,7 +301,7 @@ class Coordinator:
                     actor.where, actor.pid, actor.node_id = info["where"], info["pid"], info["node_id"]
                     actor.ready = True
                 except ray.exceptions.RayError as error:
-                    self._replace(actor, error)
+                    self._lose(actor, error)
                 return
         shard, actor, started = self.in_flight.pop(ref)
         actor.in_flight -= 1
@@ -206,33 +312,54 @@ class Coordinator:
             self._retry_or_fail(shard, f"{type(error.cause).__name__}: {error.cause}" if error.cause else str(error))
             return
         except ray.exceptions.RayError as error:
-            # The actor's process or node is gone: replace the actor, run the shard elsewhere.
+            # The actor's process or node is gone: the pool gets a new actor, the shard runs elsewhere.
             if actor.alive:
-                self._replace(actor, error)
+                self._lose(actor, error)
             self._retry_or_fail(shard, f"worker lost: {type(error).__name__}")
             return
         summary["attempts"] = self.attempts[shard.id]
-        self.store.write_parquet(shard_file_name(shard.id), shard_file_table(table, [summary]))
-        self.new += 1
         self.session_deals += summary["deals"]
         self.last_collect = time.time()
-        self.totals.add(summary)
-        if self.on_shard_done is not None:
-            self.on_shard_done(self)
+        self._write(shard_file_name(shard.id), shard_file_table(table, [summary]), summary)
 
-    def _replace(self, actor: _Actor, error: Exception) -> None:
+    def _write(self, rel: str, table, summary: dict) -> None:
+        self.writes.append((self.writer.submit(self.store.write_parquet, rel, table), rel, summary))
+
+    def _drain_writes(self, block: bool = False, wait_all: bool = False, hooks: bool = True) -> None:
+        """Count the shards whose files are written (in the order they were collected). A write that
+        failed stops the search: nothing half-written is ever counted as done."""
+        while self.writes:
+            future, rel, summary = self.writes[0]
+            if not future.done():
+                if not (block or wait_all):
+                    return
+                futures.wait([future])
+                block = False
+            self.writes.popleft()
+            error = future.exception()
+            if error is not None:
+                for other, _, _ in self.writes:
+                    other.cancel()
+                raise _write_failure(self.store, rel, error, self.totals.done)
+            if summary["status"] == "done":
+                self.new += 1
+            self.totals.add(summary)
+            if hooks and self.on_shard_done is not None and summary["status"] == "done":
+                self.on_shard_done(self)
+
+    def _lose(self, actor: _Actor, error: Exception) -> None:
         actor.alive = False
         try:
             ray.kill(actor.handle, no_restart=True)
         except Exception:
             pass
         self.lost_actors += 1
-        if not actor.ready and self.new == 0 and self.lost_actors > 2 * self._workers_wanted() + 2:
+        if not actor.ready and self.new == 0 and self.lost_actors > 2 * max(1, self._workers_wanted()) + 2:
             # Workers die before doing anything, again and again: they cannot start (bmn or its
             # dependencies missing on the cluster's nodes, say). Replacing them forever helps nobody.
             reason = str(error).strip().splitlines()[-1] if str(error).strip() else type(error).__name__
             raise BmnError(f"the workers cannot start ({self.lost_actors} failed): {reason}")
-        self._start_actor()
+        self._scale()
 
     def _retry_or_fail(self, shard: Shard, error: str) -> None:
         if self.attempts[shard.id] < self.config.max_attempts:
@@ -240,8 +367,7 @@ class Coordinator:
             return
         summary = shard_summary(shard.id, shard.strategy, shard.params, None, status="failed", elapsed_s=0.0,
                                 attempts=self.attempts[shard.id], worker="", finished_at=time.time(), error=error)
-        self.store.write_parquet(shard_file_name(shard.id), shard_file_table(GAMES_SCHEMA.empty_table(), [summary]))
-        self.totals.add(summary)
+        self._write(shard_file_name(shard.id), shard_file_table(GAMES_SCHEMA.empty_table(), [summary]), summary)
 
     def _write_progress(self, state: str, t0: float) -> None:
         elapsed = time.time() - t0
@@ -250,23 +376,35 @@ class Coordinator:
             "shards_total": self.plan.count, "shards_done": self.totals.done, "shards_failed": self.totals.failed,
             "shards_in_flight": len(self.in_flight), "deals": self.totals.deals, "cards": self.totals.cards,
             "new_shards": self.new, "session_deals": self.session_deals, "longest": self.totals.longest_cards,
-            "cycles": len(self.totals.cycle_ids), "workers": sum(a.alive for a in self.actors),
+            "best": self.totals.best, "cycles": len(self.totals.cycle_ids),
+            "workers": sum(a.alive for a in self.actors),
         })
 
     def _finish(self, state: str, t0: float) -> None:
-        contents = read_contents(self.store)
-        tables = build_tables(contents)
-        write_tables(self.store, tables)
-        self.totals.cycle_ids = set(tables["cycles"].column("cycle_id").to_pylist())
-        self.totals.failed = sum(1 for s in contents.summaries.values() if s["status"] == "failed")
-        self._write_progress(state, t0)
+        try:
+            contents = read_contents(self.store)
+            tables = build_tables(contents)
+            write_tables(self.store, tables)
+            self.totals.cycle_ids = set(tables["cycles"].column("cycle_id").to_pylist())
+            self.totals.failed = sum(1 for s in contents.summaries.values() if s["status"] == "failed")
+            self._write_progress(state, t0)
+        except OSError as error:
+            raise _write_failure(self.store, "the summary tables", error, self.totals.done) from None
 
     def report(self, state: str, t0: float) -> RunReport:
         work = (self.last_collect - self.first_dispatch) if self.first_dispatch and self.last_collect else 0.0
         t = self.totals
         return RunReport(self.store.uri, state, self.plan.count, t.done, t.failed, t.deals, t.cards,
                          round(time.time() - t0, 2), len(t.cycle_ids), list(t.longest), self.new,
-                         self.session_deals, round(work, 3))
+                         self.session_deals, round(work, 3), list(self.set_aside))
+
+
+def _write_failure(store: RunStore, what: str, error: BaseException, done: int) -> WriteFailed:
+    if isinstance(error, BmnError):
+        return WriteFailed(str(error))
+    reason = getattr(error, "strerror", None) or str(error).strip().splitlines()[0] or type(error).__name__
+    return WriteFailed(f"cannot write {what} to {store.uri} ({reason}); the search stopped with {done:,} shards "
+                       f"written and kept: fix the cause, then `bmn resume {store.uri}` finishes the run")
 
 
 def run_search(config: SearchConfig, *, resume: bool = False, progress: ProgressView | None = None,

@@ -44,10 +44,12 @@ class ProgressView:
             print(f"shards {done:,}/{total:,}: {_WARMING}", file=sys.stderr, flush=True)
 
     def update(self, done: int, session_deals: int, longest: int, cycles: int, failed: int,
-               working_since: float | None) -> None:
+               working_since: float | None, note: str = "") -> None:
         if not self.enabled:
             return
-        if working_since is None:
+        if note and working_since is None:
+            status = note
+        elif working_since is None:
             status = _WARMING
         else:
             elapsed = max(1e-9, time.time() - working_since)
@@ -56,10 +58,10 @@ class ProgressView:
             remaining = self.total - done - failed
             eta = _duration(remaining / shards_per_s) if shards_per_s > 0 else "?"
             status = (f"{_si(rate)} deals/s  ETA {eta}  longest [bold]{longest}[/] cards  cycles [bold]{cycles}[/]"
-                      + (f"  [red]failed {failed}[/]" if failed else ""))
+                      + (f"  [red]failed {failed}[/]" if failed else "") + (f"  ({note})" if note else ""))
         if self._progress is not None:
             self._progress.update(self._task, completed=done, status=status)
-        elif time.time() - self._last_line > 30 and working_since is not None:
+        elif time.time() - self._last_line > 30 and (working_since is not None or note):
             self._last_line = time.time()
             plain = status.replace("[bold]", "").replace("[/]", "").replace("[red]", "")
             print(f"shards {done:,}/{self.total:,}  {plain}", file=sys.stderr, flush=True)

@@ -20,30 +20,55 @@ from typing import Sequence
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kernels.errors import BmnError
 
-from .runmeta import existing_run
+from .plan import Plan
+from .runmeta import existing_run, read_run_config
 from .storage import PROGRESS_JSON
 from .tables import GAMES_SCHEMA, TABLES, build_tables, cycles_table, first_per_deal, read_contents
 
 FORMATS = ("table", "csv", "json")
 
 
-def run_tables(uri: str) -> dict[str, pa.Table]:
-    """The four tables of one run, current even while it is being written."""
+def run_tables(uri: str, notes: list[str] | None = None) -> dict[str, pa.Table]:
+    """The four tables of one run, current even while it is being written. What the tables lack
+    (shards of a stopped run not done, damaged shard files) is said in `notes`."""
     store = existing_run(uri)
     state = store.read_json(PROGRESS_JSON).get("state") if store.exists(PROGRESS_JSON) else None
-    written = state in ("finished", "time limit", "interrupted") and store.read_lock() is None
-    if written and all(store.exists(f"{name}.parquet") for name in TABLES):
-        return {name: store.read_parquet(f"{name}.parquet") for name in TABLES}
-    return build_tables(read_contents(store))
+    running = store.live_holder() is not None
+    tables = None
+    if state in ("finished", "time limit", "interrupted") and store.read_lock() is None:
+        try:
+            tables = {name: store.read_parquet(f"{name}.parquet") for name in TABLES}
+        except (OSError, pa.ArrowException):
+            tables = None  # missing or damaged summary tables: rebuilt from the shard files below
+    if tables is None:
+        contents = read_contents(store)
+        tables = build_tables(contents)
+        for rel, why in contents.damaged.items():
+            _note(notes, f"{uri}: {rel} is damaged ({why}); `bmn resume {uri}` recomputes its shards")
+    if not running and notes is not None:
+        planned = Plan(read_run_config(uri)).count
+        have = set(tables["shards"].filter(pc.equal(tables["shards"]["status"], "done"))["shard"].to_pylist())
+        missing = sorted(set(range(planned)) - have)
+        if missing:
+            shown = ", ".join(map(str, missing[:10])) + (", ..." if len(missing) > 10 else "")
+            _note(notes, f"{uri}: {len(missing):,} of {planned:,} shards are missing ({shown}); "
+                         f"`bmn resume {uri}` computes them")
+    return tables
 
 
-def combined_tables(uris: Sequence[str]) -> dict[str, pa.Table]:
+def _note(notes: list[str] | None, text: str) -> None:
+    if notes is not None:
+        notes.append(text)
+
+
+def combined_tables(uris: Sequence[str], notes: list[str] | None = None) -> dict[str, pa.Table]:
     if len(uris) == 1:
-        return run_tables(uris[0])
-    per_run = [run_tables(u) for u in uris]
+        return run_tables(uris[0], notes)
+    per_run = [run_tables(u, notes) for u in uris]
     games = first_per_deal(pa.concat_tables([t["games"].cast(GAMES_SCHEMA) for t in per_run]))
     shards = pa.concat_tables([
         t["shards"].append_column("run", pa.array([u] * t["shards"].num_rows, pa.string()))
@@ -68,8 +93,9 @@ def connect(tables: dict[str, pa.Table]) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def query(uris: Sequence[str], sql: str) -> pa.Table:
-    con = connect(combined_tables(uris))
+def query(uris: Sequence[str], sql: str, notes: list[str] | None = None) -> pa.Table:
+    """Run SQL over the runs' tables; what they lack is said in `notes` (see run_tables)."""
+    con = connect(combined_tables(uris, notes))
     try:
         relation = con.sql(sql)
         table = relation.to_arrow_table() if relation is not None else pa.table({})
@@ -119,16 +145,16 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def top_games(uris: Sequence[str], n: int = 10, by: str = "cards") -> pa.Table:
+def top_games(uris: Sequence[str], n: int = 10, by: str = "cards", notes: list[str] | None = None) -> pa.Table:
     if by not in ("cards", "tricks"):
         raise BmnError("--by must be cards or tricks")
     if n < 1:
         raise BmnError("-n must be at least 1")
     other = "tricks" if by == "cards" else "cards"
     return query(uris, f"SELECT {by}, {other}, winner, hands, strategy, shard FROM games "
-                       f"WHERE outcome = 'win' ORDER BY {by} DESC, {other} DESC, hands LIMIT {int(n)}")
+                       f"WHERE outcome = 'win' ORDER BY {by} DESC, {other} DESC, hands LIMIT {int(n)}", notes)
 
 
-def cycles_report(uris: Sequence[str]) -> pa.Table:
+def cycles_report(uris: Sequence[str], notes: list[str] | None = None) -> pa.Table:
     return query(uris, "SELECT cycle_id, period_tricks, period_cards, deals, min_preperiod_tricks, "
-                       "max_preperiod_tricks, hands FROM cycles ORDER BY deals DESC, cycle_id")
+                       "max_preperiod_tricks, hands FROM cycles ORDER BY deals DESC, cycle_id", notes)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import concurrent.futures as futures
 import logging
 import os
+import time
 
 import ray
 
@@ -42,3 +44,72 @@ def connect(address: str | None, workers: int) -> bool:
     except ConnectionError as error:
         raise BmnError(f"cannot reach the Ray cluster at {address}: {error}") from None
     return True
+
+
+# How long the cluster's control store may stay unreachable before the search gives up on it.
+UNREACHABLE_S = 60.0
+_HEAD = "node:__internal_head__"
+
+
+class ClusterHealth:
+    """Tells the coordinator when the cluster it runs on is gone for good.
+
+    Lost worker nodes are routine (their shards run elsewhere); these are not: the node this driver
+    runs on (on a local run, the whole cluster) or the head node marked dead, or the cluster's control
+    store unreachable for UNREACHABLE_S. Each check asks the control store for the node table in a
+    thread of its own, so a control store that does not answer cannot hang the search.
+    """
+
+    def __init__(self):
+        self.own_node = ray.get_runtime_context().get_node_id()
+        self.unreachable_since: float | None = None
+        self._pool = futures.ThreadPoolExecutor(1, thread_name_prefix="bmn-health")
+        self._pending: futures.Future | None = None
+
+    def problem(self) -> str | None:
+        """None while the cluster can run shards; else one sentence saying what is gone."""
+        if self._pending is None:
+            self._pending = self._pool.submit(ray.nodes)
+        try:
+            nodes = self._pending.result(timeout=10)
+        except futures.TimeoutError:
+            return self._unreachable("does not answer")
+        except Exception as error:
+            self._pending = None
+            return self._unreachable(str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__)
+        self._pending = None
+        self.unreachable_since = None
+        by_id = {n["NodeID"]: n for n in nodes}
+        own = by_id.get(self.own_node)
+        if own is not None and not own["Alive"]:
+            return "the Ray node this search runs on died (its raylet is gone)"
+        heads = [n for n in nodes if _HEAD in n.get("Resources", {}) or n.get("IsHeadNode")]
+        if heads and not any(n["Alive"] for n in heads):
+            return "the Ray cluster's head node died"
+        return None
+
+    def _unreachable(self, why: str) -> str | None:
+        now = time.time()
+        if self.unreachable_since is None:
+            self.unreachable_since = now
+        if now - self.unreachable_since >= UNREACHABLE_S:
+            return f"the Ray cluster has not answered for {UNREACHABLE_S:.0f} s ({why})"
+        return None
+
+
+_requested: list[int] = []
+
+
+def request_capacity(cpus: int) -> None:
+    """Ask the cluster's autoscaler (if it has one) for `cpus` CPUs for the pending shards; the
+    request stands until replaced, so it is sent again only when the number changes."""
+    cpus = max(0, int(cpus))
+    if _requested and _requested[-1] == cpus:
+        return
+    try:
+        from ray.autoscaler.sdk import request_resources
+
+        request_resources(num_cpus=cpus)
+        _requested.append(cpus)
+    except Exception:
+        pass  # no autoscaler: the cluster is what it is

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import time
 
+from kernels import RESULTS_VERSION
 from kernels.errors import BmnError
 
 from . import __version__
@@ -60,6 +61,16 @@ def read_run_config(uri: str) -> SearchConfig:
     return from_json(existing_run(uri).read_json(RUN_JSON)["config"])
 
 
+def check_results_version(stored: dict, uri: str) -> None:
+    """Refuse to add shards computed by kernels that compute something else than the run's."""
+    version = stored.get("results_version", 1)  # runs written before the number was recorded: 1
+    if version != RESULTS_VERSION:
+        raise BmnError(f"run {uri} was computed with results version {version} (bmn {stored.get('code_version')}); "
+                       f"this bmn ({code_version()}) computes results version {RESULTS_VERSION}, so its shards "
+                       f"would differ from the run's: finish the run with the bmn that started it, or start a "
+                       f"new run")
+
+
 def open_run(config: SearchConfig, store: RunStore, resume: bool) -> SearchConfig:
     """Create the run's run.json, or check that an existing run is the same search."""
     if store.exists(RUN_JSON):
@@ -68,11 +79,12 @@ def open_run(config: SearchConfig, store: RunStore, resume: bool) -> SearchConfi
         if stored.get("schema_version") != SCHEMA_VERSION:
             raise BmnError(f"run {store.uri} was written with table schema {stored.get('schema_version')}, "
                            f"this bmn writes schema {SCHEMA_VERSION}")
+        check_results_version(stored, store.uri)
         if previous.strategy_def.takes_deals_file:
             previous.input_deals = store.read_bytes(INPUTS).decode().splitlines()
         if resume:
             # Execution settings may change between attempts; what is computed may not.
-            for key in ("workers", "address", "time_limit", "progress", "max_attempts", "in_flight"):
+            for key in ("workers", "max_workers", "address", "time_limit", "progress", "max_attempts", "in_flight"):
                 setattr(previous, key, getattr(config, key))
             previous.out = config.out
             return previous
@@ -88,5 +100,6 @@ def open_run(config: SearchConfig, store: RunStore, resume: bool) -> SearchConfi
         store.write_bytes(INPUTS, ("\n".join(config.input_deals) + "\n").encode())
     store.write_json(RUN_JSON, {"config": config.to_json(), "fingerprint": config.fingerprint(),
                                 "code_version": code_version(), "schema_version": SCHEMA_VERSION,
+                                "results_version": RESULTS_VERSION,
                                 "created_at": time.time(), "tables": list(TABLES)})
     return config

@@ -17,7 +17,8 @@ def run_status_dict(uri: str) -> dict:
     store = existing_run(uri)
     config = from_json(store.read_json(RUN_JSON)["config"])
     plan = Plan(config)
-    totals = RunTotals.of(read_summaries(store))
+    damaged: dict[str, str] = {}
+    totals = RunTotals.of(read_summaries(store, damaged))
     progress = store.read_json(PROGRESS_JSON) if store.exists(PROGRESS_JSON) else {}
     lock = store.live_holder()
     running = lock is not None
@@ -37,7 +38,7 @@ def run_status_dict(uri: str) -> dict:
         "shards_total": plan.count, "shards_done": totals.done, "shards_failed": totals.failed,
         "shards_pending": pending, "deals": totals.deals, "cards": totals.cards,
         "deals_per_s": None if rate is None else round(rate, 1), "eta_s": None if eta is None else round(eta, 1),
-        "longest": totals.best, "cycles": len(totals.cycle_ids),
+        "longest": totals.best, "cycles": len(totals.cycle_ids), "damaged": damaged,
     }
 
 
@@ -62,4 +63,7 @@ def run_status(uri: str, as_json: bool = False) -> int:
         g = st["longest"]
         print(f"longest   {g['cards']} cards, {g['tricks']} tricks: {g['hands']}")
     print(f"cycles    {st['cycles']} distinct")
+    for rel, why in st["damaged"].items():
+        print(f"damaged   {rel}: {why} (its shards count as pending; `bmn resume {st['run']}` moves the file "
+              f"to damaged/ and recomputes them)")
     return 0

@@ -31,6 +31,9 @@ PROGRESS_JSON = "progress.json"
 LOCK = "run.lock"
 # A lock whose heartbeat is older than this belongs to a job that died (Ctrl-C, SIGKILL, lost node).
 LOCK_STALE_S = 90.0
+# Object-store writes that fail are tried again this many times, waiting 0.5, 1, 2, 4 s between.
+WRITE_RETRIES = 4
+WRITE_BACKOFF_S = 0.5
 
 
 def _s3(uri: str) -> tuple[pafs.FileSystem, str]:
@@ -139,18 +142,36 @@ class RunStore:
 
     # -- writing (atomic) -----------------------------------------------------------------------
     def write_bytes(self, rel: str, data: bytes) -> None:
+        """Write a whole file in one step: a reader sees the old file or the new one, never a part.
+
+        Locally: a temporary file, fsync, rename (a failed write removes its temporary file). On an
+        object store: one PUT, retried with backoff when the store fails (WRITE_RETRIES times)."""
         target = self.path(rel)
         if self.local:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             tmp = os.path.join(os.path.dirname(target), f".{os.path.basename(target)}.{uuid.uuid4().hex}.tmp")
-            with open(tmp, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, target)
-        else:
-            with self.fs.open_output_stream(target) as stream:
-                stream.write(data)
+            try:
+                with open(tmp, "wb") as handle:
+                    handle.write(data)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(tmp, target)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+            return
+        for attempt in range(WRITE_RETRIES + 1):
+            try:
+                with self.fs.open_output_stream(target) as stream:
+                    stream.write(data)
+                return
+            except OSError:
+                if attempt == WRITE_RETRIES:
+                    raise
+                time.sleep(WRITE_BACKOFF_S * 2 ** attempt)
 
     def write_json(self, rel: str, value) -> None:
         self.write_bytes(rel, (json.dumps(value, indent=1, sort_keys=True) + "\n").encode())
@@ -159,6 +180,12 @@ class RunStore:
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink, compression="zstd")
         self.write_bytes(rel, sink.getvalue().to_pybytes())
+
+    def move(self, rel: str, target_rel: str) -> None:
+        """Rename a file within the run (locally atomic; on object stores a copy, then a delete)."""
+        if self.local:
+            os.makedirs(os.path.dirname(self.path(target_rel)), exist_ok=True)
+        self.fs.move(self.path(rel), self.path(target_rel))
 
     def delete(self, rel: str) -> None:
         try:

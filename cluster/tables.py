@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import decimal
 import json
+import re
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kernels import RESULTS_VERSION
 from kernels.strategies import Candidate, ShardResult
 
 from .storage import RunStore
@@ -31,7 +34,10 @@ from .totals import RunTotals
 
 SCHEMA_VERSION = 1
 SHARDS_DIR = "shards"
+DAMAGED_DIR = "damaged"  # damaged shard files are moved here (kept, never deleted)
 META_KEY = b"bmn.shards"
+# The names bmn gives shard files: one shard, or a compacted range. Any other file is not ours.
+SHARD_FILE = re.compile(r"^(\d{12}|c\d{12}-\d{12})\.parquet$")
 TABLES = ("games", "cycles", "shards", "histogram")
 
 GAMES_SCHEMA = pa.schema([
@@ -114,7 +120,7 @@ def shard_summary(shard_id: int, strategy: str, params: dict, result: ShardResul
         "deals": 0, "cards": 0, "max_cards": 0, "cycles": 0, "candidates": 0,
         "elapsed_s": round(float(elapsed_s), 4), "attempts": attempts, "worker": worker,
         "finished_at": finished_at, "error": error, "histogram": {}, "wins": [], "longest": None,
-        "cycle_ids": [],
+        "cycle_ids": [], "results_version": RESULTS_VERSION,
     }
     if result is not None:
         nz = np.nonzero(result.histogram)[0]
@@ -150,10 +156,15 @@ class RunContents:
     summaries: dict[int, dict] = field(default_factory=dict)
     games: list[pa.Table] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    damaged: dict[str, str] = field(default_factory=dict)  # shard file -> why it cannot be read
 
     @property
     def done(self) -> set[int]:
         return {k for k, s in self.summaries.items() if s["status"] == "done"}
+
+
+class DamagedFile(Exception):
+    """A shard file that is not a whole Parquet file of bmn's (truncated, garbled, foreign)."""
 
 
 def _supersedes(summary: dict, previous: dict | None) -> bool:
@@ -161,23 +172,56 @@ def _supersedes(summary: dict, previous: dict | None) -> bool:
     return previous is None or (previous["status"] != "done" and summary["status"] == "done")
 
 
-def read_summaries(store: RunStore) -> dict[int, dict]:
-    """The shard summaries only (Parquet footers), each shard once."""
+def shard_files(store: RunStore) -> list[str]:
+    """The shard files of a run (paths relative to the run), in name order; other files are ignored."""
+    return [f"{SHARDS_DIR}/{name}" for name in store.list(SHARDS_DIR, ".parquet") if SHARD_FILE.match(name)]
+
+
+def _summaries_of(metadata: dict | None) -> list[dict]:
+    try:
+        summaries = json.loads((metadata or {})[META_KEY])
+        if not isinstance(summaries, list) or not all(
+                isinstance(s, dict) and isinstance(s.get("shard"), int) and s.get("status") in ("done", "failed")
+                for s in summaries):
+            raise ValueError
+    except (KeyError, ValueError, TypeError):
+        raise DamagedFile("it holds no shard summaries") from None
+    return summaries
+
+
+def _why(error: Exception) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+def read_summaries(store: RunStore, damaged: dict[str, str] | None = None) -> dict[int, dict]:
+    """The shard summaries only (Parquet footers), each shard once. A file that cannot be read is
+    skipped (its shards count as not done) and, if `damaged` is given, named there with the reason."""
     out: dict[int, dict] = {}
-    for name in store.list(SHARDS_DIR, ".parquet"):
-        meta = store.parquet_metadata(f"{SHARDS_DIR}/{name}")
-        for s in json.loads(meta.get(META_KEY, b"[]")):
+    for rel in shard_files(store):
+        try:
+            summaries = _summaries_of(store.parquet_metadata(rel))
+        except (DamagedFile, pa.ArrowException, OSError) as error:
+            if damaged is not None:
+                damaged[rel] = _why(error)
+            continue
+        for s in summaries:
             if _supersedes(s, out.get(s["shard"])):
                 out[s["shard"]] = s
     return out
 
 
 def read_contents(store: RunStore) -> RunContents:
+    """Every shard file read in full; a file that cannot be read is named in `damaged` and skipped."""
     contents = RunContents()
-    for name in store.list(SHARDS_DIR, ".parquet"):
-        rel = f"{SHARDS_DIR}/{name}"
-        table = store.read_parquet(rel)
-        summaries = json.loads((table.schema.metadata or {}).get(META_KEY, b"[]"))
+    for rel in shard_files(store):
+        try:
+            table = store.read_parquet(rel)
+            summaries = _summaries_of(table.schema.metadata)
+            if table.num_rows:
+                table = table.cast(GAMES_SCHEMA.with_metadata(table.schema.metadata))
+        except (DamagedFile, pa.ArrowException, OSError, ValueError) as error:
+            contents.damaged[rel] = _why(error)
+            continue
         take = []
         for s in summaries:
             if _supersedes(s, contents.summaries.get(s["shard"])):
@@ -189,6 +233,17 @@ def read_contents(store: RunStore) -> RunContents:
             # A shard whose rows sit in two files (a compaction stopped half-way) is read from one.
             contents.games.append(table.filter(mask).replace_schema_metadata(None))
     return contents
+
+
+def set_aside(store: RunStore, damaged: dict[str, str]) -> list[str]:
+    """Move damaged shard files into damaged/ (kept for inspection); their shards are then missing
+    and a resume recomputes them. Returns where they went."""
+    moved = []
+    for rel in damaged:
+        target = f"{DAMAGED_DIR}/{rel.rsplit('/', 1)[-1]}.{int(time.time())}"
+        store.move(rel, target)
+        moved.append(target)
+    return moved
 
 
 def build_tables(contents: RunContents) -> dict[str, pa.Table]:

@@ -66,19 +66,15 @@ def check_deal(deal: Sequence[Sequence[int]]) -> None:
     if n > MAX_PLAYERS:
         raise BmnError(f"a deal has at most {MAX_PLAYERS} hands, got {n}")
     total = 0
-    has_penalty = False
     for number, hand in enumerate(deal, start=1):
         for position, value in enumerate(hand, start=1):
             if not 0 <= int(value) <= MAX_VALUE:
                 raise BmnError(
                     f"card value {value} at position {position} of hand {number} is outside 0-{MAX_VALUE}"
                 )
-            has_penalty = has_penalty or value > 0
         total += len(hand)
     if total > MAX_CARDS:
         raise BmnError(f"the deal has {total} cards; the engine supports at most {MAX_CARDS}")
-    if not has_penalty:
-        raise BmnError("the deal has no penalty card (J, Q, K, A or 1-9), so there is no game to play")
 
 
 def uses_letters(deal: Iterable[Iterable[int]]) -> bool:

@@ -65,7 +65,6 @@ def test_trace_of_a_cycle_stops_at_the_repeat(capsys):
 @pytest.mark.parametrize("args,message", [
     (["play", "---K--X---", "--Q-"], "unknown character 'X' at position 7 of hand 1"),
     (["play", "---K--Q--"], "at least 2 hands"),
-    (["play", "------", "----"], "no penalty card"),
     (["play"], "give the hands"),
     (["rank", "J--", "-x-"], "unknown character 'x' at position 2 of hand 2"),
     (["unrank", "12x"], "not a whole number"),

@@ -204,3 +204,94 @@ def test_workers_that_cannot_start_stop_the_run(ray_address, tmp_path, monkeypat
     with pytest.raises(BmnError, match="the workers cannot start .*No module named 'numba'"):
         run_search(make_config(tmp_path, workers=2, **RANDOM))
     assert not (tmp_path / "run.lock").exists() and (tmp_path / "run.json").exists()
+
+
+def test_min_tricks_keeps_games_of_that_many_tricks(ray_address, tmp_path):
+    config = make_config(tmp_path, workers=2, **{**RANDOM, "deals": 100_000, "min_cards": 10**6, "min_tricks": 200})
+    run_search(config)
+    rows = tables_of(tmp_path)["games"].to_pylist()
+    assert rows and all(r["tricks"] >= 200 and r["cards"] < 10**6 for r in rows)
+    histogram = tables_of(tmp_path)["histogram"].to_pylist()
+    assert sum(h["games"] for h in histogram) == 100_000
+    assert_same_tables(tables_of(tmp_path), direct_tables(config))
+
+
+def test_a_dead_jobs_lock_is_taken_over_after_its_heartbeat_stops(reference_run, monkeypatch):
+    import socket
+
+    import cluster.storage
+
+    out, want = reference_run
+    store = RunStore(str(out))
+    # A lock left by a job on another machine whose heartbeat stopped long ago.
+    stale = {"owner": "elsewhere", "host": socket.gethostname() + "-other", "pid": 1, "started": 0.0,
+             "heartbeat": 1000.0}
+    store.write_json("run.lock", stale)
+    report = run_search(make_config(out, workers=2, **RANDOM))
+    assert report.shards_done == 6 and not (out / "run.lock").exists()
+    # The same lock with a fresh heartbeat belongs to a live job: refused.
+    store.write_json("run.lock", {**stale, "heartbeat": __import__("time").time()})
+    with pytest.raises(BmnError, match="being written by another job"):
+        run_search(make_config(out, workers=2, **RANDOM))
+    store.delete("run.lock")
+    monkeypatch.setattr(cluster.storage, "LOCK_STALE_S", 0.0)
+    store.write_json("run.lock", {**stale, "heartbeat": __import__("time").time() - 1})
+    assert run_search(make_config(out, workers=2, **RANDOM)).shards_done == 6
+    assert_same_tables(want, tables_of(out))
+
+
+def test_a_run_of_another_table_schema_is_refused(reference_run):
+    out, want = reference_run
+    store = RunStore(str(out))
+    original = store.read_json("run.json")
+    try:
+        store.write_json("run.json", {**original, "schema_version": 99})
+        with pytest.raises(BmnError, match="written with table schema 99, this bmn writes schema 1"):
+            run_search(make_config(out, workers=2, **RANDOM), resume=True)
+    finally:
+        store.write_json("run.json", original)
+    assert_same_tables(want, tables_of(out))
+
+
+def test_resuming_with_kernels_that_compute_something_else_is_refused(reference_run):
+    out, want = reference_run
+    store = RunStore(str(out))
+    original = store.read_json("run.json")
+    try:
+        store.write_json("run.json", {**original, "results_version": 0, "code_version": "0.0.1+gold"})
+        with pytest.raises(BmnError, match=r"computed with results version 0 \(bmn 0.0.1\+gold\).*results version 1"):
+            run_search(make_config(out, workers=2, **RANDOM), resume=True)
+        summaries = read_summaries(store)
+        assert {s["results_version"] for s in summaries.values()} == {1}  # each shard says what computed it
+    finally:
+        store.write_json("run.json", original)
+
+
+def test_exhaustive_ranks_past_64_bits_end_to_end(ray_address, tmp_path):
+    from kernels.dealspace import DealSpace
+    from kernels.decks import parse_deck
+    from kernels.notation import format_deal
+
+    casella = 472460898658889399111  # > 2**63
+    config = make_config(tmp_path, workers=2, strategy="exhaustive", range=f"{casella - 300}:{casella + 300}",
+                         shard_size=200, min_cards=400)
+    run_search(config)
+    rows = tables_of(tmp_path)["games"].to_pylist()
+    space = DealSpace.of(parse_deck("standard"))
+    assert rows and any(int(r["rank"]) == casella and r["outcome"] == "cycle" for r in rows)
+    for r in rows:
+        assert format_deal(space.unrank(int(r["rank"]))) == r["hands"]
+
+
+def test_ranks_that_the_games_table_cannot_hold_are_refused():
+    with pytest.raises(BmnError, match="at most 38 digits"):
+        make_config("unused", strategy="exhaustive", deck="0:70,1:8,2:8,3:8,4:8")
+    # A range of small ranks of the same deck is fine.
+    make_config("unused", strategy="exhaustive", deck="0:70,1:8,2:8,3:8,4:8", range="0:1000")
+
+
+def test_a_split_names_the_players(tmp_path):
+    config = make_config(tmp_path, strategy="random", split="18,17,17")
+    assert config.players == 3 and config.space().split == (18, 17, 17)
+    with pytest.raises(BmnError, match="players"):
+        make_config(tmp_path, strategy="random", split="18,17,17", players=2)

@@ -29,7 +29,6 @@ def test_digit_decks_are_written_in_digits():
     (["---K", "--Q-x"], "unknown character 'x' at position 5 of hand 2"),
     (["---K--Q--"], "at least 2 hands, got 1"),
     (["-J/-/-/-/-/-/-/-/-"], "at most 8 hands, got 9"),
-    (["------", "----"], "no penalty card"),
     (["J" + "-" * 600, "-" * 600], f"at most {MAX_CARDS}"),
 ])
 def test_bad_deals(text, message):
@@ -71,3 +70,8 @@ def test_splits():
         parse_split("25,25", deck)
     with pytest.raises(BmnError, match="between 2 and 8"):
         parse_split(None, deck, 9)
+
+
+def test_a_deal_without_penalty_cards_is_a_deal():
+    """docs/rules.md: nobody can win a trick by payment; the game ends when a hand runs out."""
+    assert parse_deal(["------", "----"]) == ((0,) * 6, (0,) * 4)

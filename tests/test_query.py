@@ -92,9 +92,14 @@ def test_sql_errors_are_one_sentence(runs):
 def test_queries_never_modify_a_run(runs, tmp_path):
     random_run, _, _ = runs
     before = digest(random_run)
-    for sql in (f"COPY games TO '{random_run}/games.parquet'", f"COPY games TO '{tmp_path}/x.csv'",
-                "CREATE TABLE t AS SELECT 1", "DROP VIEW games", "DELETE FROM games"):
-        bmn("query", random_run, sql)
+    refused = (f"COPY games TO '{random_run}/games.parquet'", f"COPY games TO '{tmp_path}/x.csv'",
+               "DELETE FROM games", "INSTALL httpfs", f"ATTACH '{tmp_path}/x.db'")
+    for sql in refused:
+        out = bmn("query", random_run, sql)
+        assert out.returncode == 2 and out.stderr.startswith("bmn: error: SQL error:"), (sql, out.stderr)
+    # Statements that touch only the query's own in-memory database run, and change nothing either.
+    for sql in ("CREATE TABLE t AS SELECT 1", "DROP VIEW games"):
+        assert bmn("query", random_run, sql).returncode == 0, sql
     assert not (tmp_path / "x.csv").exists()
     assert digest(random_run) == before
 
@@ -120,13 +125,18 @@ def test_querying_a_run_while_it_is_written(runs, tmp_path):
         if coordinator.totals.done == 5:
             uri = str(tmp_path)
             assert not (tmp_path / "games.parquet").exists()
-            seen.append(query([uri], "SELECT (SELECT sum(games) FROM histogram) AS deals, "
-                                     "(SELECT count(*) FROM shards) AS shards").to_pylist()[0])
-            seen.append(run_status_dict(uri))
+            # Shard files are written by the driver's writer threads: a query sees those written.
+            before = len(list((tmp_path / "shards").glob("*.parquet")))
+            row = query([uri], "SELECT (SELECT sum(games) FROM histogram) AS deals, "
+                               "(SELECT count(*) FROM shards) AS shards").to_pylist()[0]
+            after = len(list((tmp_path / "shards").glob("*.parquet")))
+            seen.append((before, row, after, run_status_dict(uri)))
 
     run_search(make_config(tmp_path, workers=1, in_flight=1, **SEARCH), on_shard_done=look)
-    assert seen[0] == {"deals": 5 * 2_000, "shards": 5}
-    assert seen[1]["state"] == "running" and seen[1]["shards_done"] == 5 and seen[1]["shards_pending"] == 15
+    before, row, after, st = seen[0]
+    assert 5 <= before <= row["shards"] <= after < 20 and row["deals"] == row["shards"] * 2_000
+    assert st["state"] == "running" and 5 <= st["shards_done"] < 20
+    assert st["shards_pending"] == 20 - st["shards_done"]
 
 
 def test_compact_changes_no_query_result(runs, tmp_path):
@@ -172,3 +182,37 @@ def test_not_a_run():
     assert out.returncode == 2 and "is not a bmn run" in out.stderr
     out = bmn("query", "SELECT 1")
     assert out.returncode == 2 and "give one or more runs" in out.stderr
+
+
+def test_a_compaction_stopped_half_way_loses_and_doubles_nothing(runs, tmp_path, monkeypatch):
+    """The merged file is written before the small files are deleted: stopped in between, every
+    shard sits in two files, and readers take each once."""
+    import shutil
+
+    from cluster.storage import RunStore
+
+    random_run, _, _ = runs
+    copy = tmp_path / "copy"
+    shutil.copytree(random_run, copy)
+    before = {name: query([str(copy)], f"SELECT * FROM {name}") for name in TABLES}
+    deleted = []
+
+    real_delete = RunStore.delete
+
+    def stop_after_two_deletes(self, rel):
+        if not rel.startswith("shards/"):
+            return real_delete(self, rel)
+        if len(deleted) == 2:
+            raise KeyboardInterrupt  # the compaction is stopped here
+        deleted.append(rel)
+        real_delete(self, rel)
+
+    monkeypatch.setattr(RunStore, "delete", stop_after_two_deletes)
+    with pytest.raises(KeyboardInterrupt):
+        compact(str(copy), shards_per_file=8)
+    monkeypatch.undo()
+    assert len(list((copy / "shards").glob("c*.parquet"))) == 3 and len(deleted) == 2
+    assert not (copy / "run.lock").exists()
+    (copy / "games.parquet").unlink()
+    for name in TABLES:
+        assert query([str(copy)], f"SELECT * FROM {name}").equals(before[name]), name

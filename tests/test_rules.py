@@ -78,3 +78,13 @@ def test_cards_are_conserved_and_the_winner_holds_every_card():
         pass
     assert len(game.hands[game.winner]) == total
     assert sorted(game.hands[game.winner]) == sorted(v for h in d for v in h)
+
+
+@pytest.mark.parametrize("text,want", [
+    ("- -", ("win", 2, 1, 2)),  # hand 1 plays, hand 2 plays, hand 1 cannot: hand 2 takes the pile
+    ("-- -", ("win", 1, 1, 3)),
+    ("------ ----", ("win", 1, 1, 9)),
+    ("--- ---", ("win", 2, 1, 6)),
+])
+def test_a_deal_without_penalty_cards_ends_when_a_hand_runs_out(text, want, engine):
+    assert outcome(text, engine) == want

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from kernels.errors import BmnError
 
@@ -28,12 +29,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-n", type=int, default=10, help="how many (default 10)")
     p.add_argument("--by", default="cards", choices=("cards", "tricks"))
     p.add_argument("--format", default="table", choices=FORMATS)
-    p.set_defaults(handler=lambda a: _print(top_games(a.runs, a.n, a.by), a.format))
+    p.set_defaults(handler=lambda a: _print_with_notes(lambda notes: top_games(a.runs, a.n, a.by, notes), a.format))
 
     p = sub.add_parser("cycles", help="the distinct cycles found by runs")
     p.add_argument("runs", nargs="+", metavar="RUN")
     p.add_argument("--format", default="table", choices=FORMATS)
-    p.set_defaults(handler=lambda a: _print(cycles_report(a.runs), a.format))
+    p.set_defaults(handler=lambda a: _print_with_notes(lambda notes: cycles_report(a.runs, notes), a.format))
 
     p = sub.add_parser("compact", help="merge a run's small shard files into large ones")
     p.add_argument("run", metavar="RUN")
@@ -41,7 +42,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_compact)
 
 
-def _print(table, fmt: str) -> int:
+def _print_with_notes(make, fmt: str) -> int:
+    """Print the table; what the runs lack (missing shards, damaged files) goes to stderr."""
+    notes: list[str] = []
+    table = make(notes)
+    for note in notes:
+        print(f"bmn: note: {note}", file=sys.stderr)
     print(format_table(table, fmt))
     return 0
 
@@ -50,7 +56,7 @@ def cmd_query(args) -> int:
     if len(args.args) < 2:
         raise BmnError("give one or more runs, then the SQL (for example: bmn query runs/local \"SELECT * FROM cycles\")")
     *runs, sql = args.args
-    return _print(query(runs, sql), args.format)
+    return _print_with_notes(lambda notes: query(runs, sql, notes), args.format)
 
 
 def cmd_compact(args) -> int:

@@ -28,7 +28,8 @@ FLAGS = [
     ("--min-cards", "min_cards", int, "keep finite games of at least this many cards"),
     ("--min-tricks", "min_tricks", int, "also keep finite games of at least this many tricks"),
     ("--shard-size", "shard_size", int, "deals per shard"),
-    ("--workers", "workers", int, "actors (default: one per CPU)"),
+    ("--workers", "workers", int, "actors (default 0: one per CPU of the cluster, now or later)"),
+    ("--max-workers", "max_workers", int, "with --workers 0: at most this many actors"),
     ("--address", "address", str, "join this Ray cluster (default: RAY_ADDRESS, else a local Ray)"),
     ("--time-limit", "time_limit", float, "stop after this many seconds (resume later)"),
     ("--deals-file", "deals_file", str, "deals/extend: one deal per line"),
@@ -54,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Resume a run from its files: finished shards are skipped.")
     p.add_argument("run", metavar="RUN")
     p.add_argument("--workers", type=int, default=None)
+    p.add_argument("--max-workers", dest="max_workers", type=int, default=None)
     p.add_argument("--address", default=None)
     p.add_argument("--time-limit", dest="time_limit", type=float, default=None)
     p.add_argument("--no-progress", action="store_true")
@@ -104,7 +106,7 @@ def cmd_search(args) -> int:
 def cmd_resume(args) -> int:
     config = read_run_config(args.run)
     config.out = args.run
-    for key in ("workers", "address", "time_limit"):
+    for key in ("workers", "max_workers", "address", "time_limit"):
         if getattr(args, key) is not None:
             setattr(config, key, getattr(args, key))
     config.progress = not args.no_progress

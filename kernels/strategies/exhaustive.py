@@ -15,6 +15,10 @@ from .sweep import run_exhaustive
 from .tally import ShardResult
 
 
+# The games table keeps a deal's rank as decimal128(38): ranks of at most 38 digits.
+MAX_STORED_RANK = 10**38 - 1
+
+
 def parse_range(text: str, where: str = "config") -> tuple[int, int]:
     """`LO:HI` (underscores allowed) as two ranks."""
     lo_text, sep, hi_text = str(text).partition(":")
@@ -36,9 +40,12 @@ class Exhaustive(Strategy):
         return parse_range(config.range) if config.range else (0, space.count)
 
     def check(self, config, space, params, where):
-        if config.range is not None:
-            lo, hi = parse_range(config.range, where)
-            space.check_range(lo, hi)
+        lo, hi = self._range(config, space) if config.range is None else parse_range(config.range, where)
+        space.check_range(lo, hi)
+        if hi - 1 > MAX_STORED_RANK:
+            raise BmnError(f"{where}: ranks of this deal space go up to {space.count - 1:,} ({len(str(space.count - 1))} "
+                           f"digits), but the games table stores ranks of at most 38 digits; give a range below "
+                           f"10^38 (range = \"LO:HI\")")
 
     def shard_count(self, config, space, params):
         lo, hi = self._range(config, space)

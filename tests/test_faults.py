@@ -1,0 +1,211 @@
+"""Faults, injected for real: a dead Ray node, damaged shard files, junk files, a full disk, a store
+that fails. After each one the search stops with one sentence (never a hang, never a traceback)
+and resume gives tables identical to an uninterrupted run."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+import ray
+
+from cluster.coordinator import run_search
+from cluster.query import query
+from cluster.status import run_status_dict
+from cluster.storage import RunStore
+from kernels.errors import BmnError
+
+from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of, wait_for
+
+BMN = Path(sys.executable).parent / "bmn"
+SEARCH = dict(strategy="random", deals=60_000, shard_size=5_000, min_cards=700, seed=5)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The uninterrupted tables of SEARCH, from the kernels directly (no Ray)."""
+    config = make_config(tmp_path_factory.mktemp("reference"), **SEARCH)
+    return direct_tables(config)
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    yield
+    ray.shutdown()
+
+
+def bmn(*args, **kwargs):
+    return subprocess.run([str(BMN), *map(str, args)], capture_output=True, text=True, **kwargs)
+
+
+def one_sentence(stderr: str) -> bool:
+    lines = [line for line in stderr.strip().splitlines() if line.startswith("bmn: error:")]
+    return len(lines) == 1 and "Traceback" not in stderr
+
+
+# -- the Ray node dies under a running search --------------------------------------------------------
+
+def test_a_dead_local_ray_node_stops_the_search_with_a_sentence_and_resume_finishes(reference, tmp_path):
+    out = tmp_path / "run"
+    # Sixteen shards of about a second each: the node dies while most of them are still to do. (The
+    # actors' processes outlive their raylet for a while and may finish the shards they hold.)
+    args = ["search", "--strategy", "random", "--deals", "32000000", "--shard-size", "2000000", "--min-cards", "2500",
+            "--seed", "5", "--workers", "2", "--out", out, "--no-progress"]
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    driver = subprocess.Popen([str(BMN), *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=env)
+    shards = out / "shards"
+    assert wait_for(lambda: shards.exists() and len(list(shards.glob("*.parquet"))) >= 3, timeout=180)
+    raylets = [p for p in psutil.Process(driver.pid).children(recursive=True) if "raylet" in p.name()]
+    assert raylets, "the local Ray started by bmn has a raylet"
+    for raylet in raylets:
+        raylet.send_signal(signal.SIGKILL)
+    t0 = time.time()
+    try:
+        _, stderr = driver.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        driver.kill()
+        pytest.fail("bmn search did not stop within 2 minutes of its Ray node dying")
+    assert time.time() - t0 < 90
+    assert driver.returncode == 2 and one_sentence(stderr), stderr
+    assert "died" in stderr and f"bmn resume {out}" in stderr
+    done = run_status_dict(str(out))["shards_done"]
+    assert 3 <= done < 16
+    resumed = bmn("resume", out, "--no-progress", "--json", env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["shards_done"] == 16
+    whole = direct_tables(make_config(tmp_path / "whole", **{**SEARCH, "deals": 32_000_000, "shard_size": 2_000_000,
+                                                             "min_cards": 2500}))
+    assert_same_tables(whole, tables_of(out))
+
+
+# -- damaged and foreign files --------------------------------------------------------------------------
+
+def finished_run(tmp_path, name="run"):
+    out = tmp_path / name
+    report = run_search(make_config(out, workers=2, **SEARCH))
+    assert report.state == "finished" and report.shards_done == 12
+    return out
+
+
+def test_a_truncated_shard_file_is_named_moved_aside_and_recomputed(ray_local, reference, tmp_path):
+    out = finished_run(tmp_path)
+    victim = out / "shards" / "000000000003.parquet"
+    data = victim.read_bytes()
+    victim.write_bytes(data[: len(data) // 3])
+    (out / "games.parquet").unlink()  # make the readers rebuild from the shard files
+    st = bmn("status", out)
+    assert st.returncode == 0 and "damaged" in st.stdout and "000000000003.parquet" in st.stdout
+    assert run_status_dict(str(out))["shards_done"] == 11
+    notes: list[str] = []
+    assert query([str(out)], "SELECT count(*) AS n FROM shards", notes).to_pylist() == [{"n": 11}]
+    assert any("000000000003.parquet is damaged" in n for n in notes)
+    assert any("1 of 12 shards are missing (3)" in n for n in notes)
+    top = bmn("top", out, "-n", "1")
+    assert top.returncode == 0 and "shards are missing (3)" in top.stderr
+    resumed = bmn("resume", out, "--workers", "2", "--no-progress", "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    report = json.loads(resumed.stdout)
+    assert report["new_shards"] == 1 and len(report["set_aside"]) == 1
+    kept = list((out / "damaged").iterdir())
+    assert len(kept) == 1 and kept[0].read_bytes() == data[: len(data) // 3]  # kept, not deleted
+    assert_same_tables(reference, tables_of(out))
+
+
+def test_a_garbled_shard_file_and_junk_files(ray_local, reference, tmp_path):
+    out = finished_run(tmp_path)
+    victim = out / "shards" / "000000000007.parquet"
+    data = bytearray(victim.read_bytes())
+    data[8:40] = b"\x00" * 32  # the data pages: the footer still reads
+    victim.write_bytes(bytes(data))
+    (out / "shards" / "notes.txt").write_text("not a shard")
+    (out / "shards" / "copy of 000000000001.parquet").write_bytes((out / "shards" / "000000000001.parquet").read_bytes())
+    (out / "shards" / "999999999999.parquet").write_bytes(b"PAR1 junk PAR1")
+    (out / "games.parquet").unlink()
+    notes: list[str] = []
+    n = query([str(out)], "SELECT count(*) AS n FROM shards WHERE status = 'done'", notes).to_pylist()[0]["n"]
+    assert n == 11 and any("000000000007.parquet is damaged" in x for x in notes)
+    report = run_search(make_config(out, workers=2, **SEARCH), resume=True)
+    assert report.state == "finished" and report.shards_done == 12
+    assert {Path(p).name.split(".parquet")[0] for p in report.set_aside} == {"000000000007", "999999999999"}
+    assert (out / "shards" / "notes.txt").exists()  # not ours: left alone, ignored
+    assert_same_tables(reference, tables_of(out))
+
+
+# -- writes that fail -------------------------------------------------------------------------------------
+
+def test_a_full_disk_stops_the_search_and_resume_finishes(ray_local, reference, tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    real = RunStore.write_bytes
+    writes = []
+
+    def full_after_four_shards(self, rel, data):
+        if rel.startswith("shards/"):
+            writes.append(rel)
+            if len(writes) > 4:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), self.path(rel))
+        return real(self, rel, data)
+
+    monkeypatch.setattr(RunStore, "write_bytes", full_after_four_shards)
+    with pytest.raises(BmnError, match=r"No space left on device.*bmn resume") as error:
+        run_search(make_config(out, workers=2, **SEARCH))
+    assert "Traceback" not in str(error.value)
+    monkeypatch.setattr(RunStore, "write_bytes", real)
+    on_disk = sorted(p.name for p in (out / "shards").iterdir())
+    assert len(on_disk) == 4 and all(not n.startswith(".") for n in on_disk)  # no half-written file
+    assert run_status_dict(str(out))["shards_done"] == 4
+    report = run_search(make_config(out, workers=2, **SEARCH), resume=True)
+    assert report.state == "finished" and report.new_shards == 8
+    assert_same_tables(reference, tables_of(out))
+
+
+def test_a_write_that_fails_leaves_no_temporary_file(tmp_path, monkeypatch):
+    store = RunStore(str(tmp_path))
+
+    def no_space(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", no_space)
+    with pytest.raises(OSError):
+        store.write_bytes("shards/000000000000.parquet", b"x" * 1000)
+    assert list((tmp_path / "shards").iterdir()) == []
+
+
+def test_object_store_errors_are_retried(tmp_path, monkeypatch):
+    import cluster.storage
+    from cluster.storage import WRITE_RETRIES
+
+    monkeypatch.setattr(cluster.storage, "WRITE_BACKOFF_S", 0.0)
+
+    class Flaky:
+        """A filesystem whose first writes fail as a busy object store's do, then work."""
+
+        def __init__(self, fs, failures):
+            self.fs, self.failures = fs, failures
+
+        def open_output_stream(self, path):
+            if self.failures:
+                self.failures -= 1
+                raise OSError("AWS Error SLOW_DOWN during PutObject operation: Please reduce your request rate.")
+            return self.fs.open_output_stream(path)
+
+        def __getattr__(self, name):
+            return getattr(self.fs, name)
+
+    store = RunStore(str(tmp_path))
+    store.local = False  # take the object-store path over the local filesystem
+    store.fs = Flaky(store.fs, WRITE_RETRIES)
+    store.write_bytes("a.json", b"{}")
+    assert (tmp_path / "a.json").read_bytes() == b"{}"
+    store.fs = Flaky(store.fs.fs, WRITE_RETRIES + 1)
+    with pytest.raises(OSError, match="SLOW_DOWN"):
+        store.write_bytes("b.json", b"{}")

@@ -1,0 +1,94 @@
+"""Fuzzing the edges users touch: any config and any command line give a result or one sentence with
+exit code 2, never a traceback."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cluster.cli import main
+from cluster.config import _top_level_keys, build_config, load_toml
+from kernels.errors import BmnError
+from kernels.strategies import REGISTRY
+
+KEYS = sorted(_top_level_keys())
+TABLE_KEYS = sorted({p.name for s in REGISTRY.values() for p in s.params} | {"junk"})
+
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-10**30, max_value=10**30), st.floats(allow_nan=True),
+    st.text(max_size=30), st.sampled_from(["standard", "camicia", "0:10,1:3,2:1", "26,26", "18,17,17", "0:5",
+                                           "J-/--", "random", "exhaustive", "climb", "1:2", "-1", "1e9", ""]),
+)
+values = st.one_of(scalars, st.lists(scalars, max_size=4),
+                   st.dictionaries(st.sampled_from(TABLE_KEYS), scalars, max_size=3))
+configs = st.dictionaries(st.one_of(st.sampled_from(KEYS), st.text(max_size=8)), values, max_size=6)
+
+
+@settings(max_examples=400)
+@given(configs)
+def test_any_config_is_accepted_or_refused_with_a_sentence(values):
+    try:
+        config = build_config(values)
+    except BmnError as error:
+        assert str(error) and "\n" not in str(error)
+        return
+    config.fingerprint()  # an accepted config is a whole one
+
+
+@settings(max_examples=100)
+@given(st.binary(max_size=200))
+def test_any_config_file_is_read_or_refused_with_a_sentence(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("toml") / "c.toml"
+    path.write_bytes(data)
+    try:
+        build_config(load_toml(str(path)))
+    except BmnError as error:
+        assert "\n" not in str(error).strip()
+
+
+WORDS = ["play", "rank", "unrank", "search", "resume", "status", "query", "top", "cycles", "compact", "ancestors",
+         "bench", "--deck", "--split", "--players", "--deals", "--seed", "--engine", "--json", "--limit",
+         "--range", "--strategy", "--workers", "--time-limit", "--shard-size", "--format", "-n", "--by",
+         "--file", "--trace", "--max-states", "--seconds", "--deal", "--deals-file", "--min-cards",
+         "J-", "--", "-", "K--/-Q-", "x", "0", "-5", "1e3", "0:10", "standard", "nowhere/run", "SELECT 1",
+         "3", "26,26", "/", "ÿ"]
+
+
+@settings(max_examples=300)
+@given(st.lists(st.one_of(st.sampled_from(WORDS), st.text(max_size=12)), min_size=1, max_size=7))
+def test_any_command_line_gives_a_result_or_one_sentence(monkeypatch_session, argv):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = main(argv)
+        except SystemExit as exit:  # argparse: a usage line and one error line, exit code 2
+            code = exit.code
+    assert code in (0, 1, 2), (argv, code)
+    assert "Traceback" not in err.getvalue()
+    if code == 2:
+        lines = [line for line in err.getvalue().splitlines() if line.strip()]
+        assert lines and lines[-1].startswith("bmn") and "error" in lines[-1], (argv, err.getvalue())
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_session():
+    """Searches, benchmarks and long backward searches that fuzzed arguments could start are
+    replaced by a refusal: the fuzz is about parsing and checking, not about running them."""
+    import cluster.commands.backward
+    import cluster.commands.bench
+    import cluster.commands.search
+
+    mp = pytest.MonkeyPatch()
+
+    def refuse(*args, **kwargs):
+        raise BmnError("(fuzz: a valid command that would start real work)")
+
+    mp.setattr(cluster.commands.search, "run_search", refuse)
+    mp.setattr(cluster.commands.bench, "bench_engine", refuse)
+    mp.setattr(cluster.commands.backward, "ancestors", refuse)
+    yield mp
+    mp.undo()
