@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from ..dealspace import DealSpace
 from ..errors import BmnError
-from . import ancestors, climb, deals, exhaustive, extend, random
+from . import ancestors, climb, deals, exhaustive, extend, longest, random
 from .ancestors import run_ancestors
 from .base import Param, ShardSpec, Strategy
 from .climb import run_climb
 from .deals import run_deals
 from .extend import run_extend
+from .longest import run_longest
 from .sweep import run_exhaustive, run_random
 from .tally import Candidate, ShardResult
 
@@ -26,6 +27,7 @@ REGISTRY: dict[str, Strategy] = {s.name: s for s in (
     exhaustive.STRATEGY,
     random.STRATEGY,
     climb.STRATEGY,
+    longest.STRATEGY,
     extend.STRATEGY,
     ancestors.STRATEGY,
     deals.STRATEGY,
@@ -34,7 +36,7 @@ STRATEGIES = tuple(REGISTRY)
 
 __all__ = [
     "Candidate", "Param", "REGISTRY", "STRATEGIES", "ShardResult", "ShardSpec", "Strategy", "get", "run_ancestors",
-    "run_climb", "run_deals", "run_exhaustive", "run_extend", "run_random", "run_shard",
+    "run_climb", "run_deals", "run_exhaustive", "run_extend", "run_longest", "run_random", "run_shard",
 ]
 
 

@@ -1,0 +1,234 @@
+"""`longest`: random rounds, and every game that could still become the longest climbed from its first cards.
+
+Why this shape (measured on the standard deck; benchmarks/README.md, "longest"):
+
+- Every trick-boundary state has one successor, so all games ending in the same final state form
+  one tree, and a game's length is the depth of its deal in that tree: the longest game through
+  a state is the deepest *balanced* ancestor of that state (backward play, kernels/backward.py).
+- The deep balanced ancestors hang off the *first few tricks* of a game: over 1,613 games of at
+  least 1,800 cards, the best one always hung off a state reached within the first 47 cards
+  (median 17). The side trees of a game's first 64 cards hold ~2,000 ancestor states.
+- The gain (deepest balanced ancestor minus the game's own length) is nearly always positive,
+  with a long tail (>= 200 cards for a third of the games, >= 700 for 2.5%) and nearly
+  independent of the game's length. So the longest game is the max over deals of (forward length
+  + gain), and every game that could still win should be climbed, not only a round's longest few
+  (as `climb` does).
+
+So a shard, `count` deals of the random stream (seed, shard) (kernels/rng.py, the deals `random`
+plays), runs rounds of `round_deals` deals; after each round it climbs every finite game of at
+least max(`floor`, best - `delta`) cards (best: the longest game of the shard so far, climbs
+included), longest first, at most `max_climbs`, stopping once a game falls more than `delta`
+below the best. A climb is backward play from each of the game's trick-boundary states reached
+within its first `root_cards` cards, off the game's own path, within `per_root` states per state.
+Every balanced deal found that is longer than the climbed game is replayed forward and must last
+exactly the length backward play claims (a mismatch is a bug and raises).
+
+The shard's tally counts every game it played: the random deals and the replayed found deals.
+Its candidates are every cycle and every finite game of at least `min_cards` cards (or
+`min_tricks` tricks) among both; a found deal carries the index (deal number in the stream) of
+the deal it was climbed from. Everything is budgeted by counts, so a shard is a pure function of
+(seed, shard, count, parameters). It needs two players with equal hands (backward play reports
+balanced deals). `benchmarks/longest_vs_random.py` compares it with `random` and `climb`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import kernel
+from ..backward import search_ancestors, trace_states
+from ..dealspace import DealSpace
+from ..engines import play_one
+from ..engines.percard import default_brent_start, new_workspace
+from ..errors import BmnError
+from ..game import N_FIELDS, GameResult
+from ..notation import format_deal, parse_deal
+from .base import Param, ShardSpec, Strategy, bounds, shards_of
+from .sweep import engine_for, run_random
+from .tally import Candidate, ShardResult
+
+PARAMS = (
+    Param("round_deals", 2_000_000, "random deals per round (the games worth climbing are chosen per round)"),
+    Param("delta", 1200, "climb every game within this many cards of the shard's longest so far", minimum=0),
+    Param("floor", 1500, "... and at least this long (bounds the first round's climbing)", minimum=0),
+    Param("max_climbs", 400, "games climbed per round at most, the longest first", minimum=0),
+    Param("root_cards", 64, "climb from the game's states reached within this many cards", minimum=0,
+          maximum=10_000),
+    Param("per_root", 20_000, "backward-play budget (ancestor states) per root state", maximum=10_000_000),
+)
+LONGEST_DEFAULTS = {p.name: p.default for p in PARAMS}
+
+
+@kernel
+def replay(engine, rows, split, brent_start, out):
+    """Play every row (hand 1 leads) into `out`, one after another on this core.
+
+    (kernels.play.play_batch runs in parallel threads: for the few dozen deals of one climb its
+    start-up cost ~5 ms, more than the climb itself, and a cluster worker should keep to its core.)
+    """
+    hands, head, size, still_in, pile, enc = new_workspace(split.shape[0], rows.shape[1])
+    for i in range(rows.shape[0]):
+        play_one(engine, rows[i], split, 0, brent_start, hands, head, size, still_in, pile, enc, out[i])
+
+
+class Climber:
+    """Backward play from the early states of a game; buffers kept across the climbs of a shard."""
+
+    def __init__(self, total: int, root_cards: int, per_root: int, capacity: int = 4096):
+        self.total = total
+        self.half = total // 2
+        self.root_cards = int(root_cards)
+        self.per_root = int(per_root)
+        self.ws = new_workspace(2, total)
+        self._buffers(capacity)
+        self.states = 0  # ancestor states visited, all climbs together
+
+    def _buffers(self, capacity: int) -> None:
+        self.out_rows = np.zeros((capacity, self.total), dtype=np.uint8)
+        self.out_tricks = np.zeros(capacity, dtype=np.int64)
+        self.out_cards = np.zeros(capacity, dtype=np.int64)
+        self.out_root = np.zeros(capacity, dtype=np.int64)
+
+    def climb(self, seq: np.ndarray, cards: int) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, lengths): the balanced deals longer than the game of `seq` (`cards` long) found
+        from its states within `root_cards` cards, in search order (hand 1 leads each row)."""
+        hands, head, size, still_in, pile, _enc = self.ws
+        # A trick plays at least one card, so the states within root_cards cards are among the first root_cards + 1.
+        rows, n0, lead, before, count, _over = trace_states(seq, self.half, self.root_cards + 1, hands, head, size,
+                                                            still_in, pile)
+        count = int(np.searchsorted(before[:count], self.root_cards, side="right"))
+        if count == 0:
+            return np.zeros((0, self.total), dtype=np.uint8), np.zeros(0, dtype=np.int64)
+        rows, n0, lead, before = rows[:count], n0[:count], lead[:count], before[:count]
+        # Root t skips state t-1, its predecessor on the game's own path (searched as root t-1).
+        s_rows, s_n0, s_lead = np.roll(rows, 1, axis=0), np.roll(n0, 1), np.roll(lead, 1)
+        has_skip = np.ones(count, dtype=np.int64)
+        has_skip[0] = 0
+        while True:
+            found, visited, _truncated = search_ancestors(rows, n0, lead, s_rows, s_n0, s_lead, has_skip,
+                                                          count * self.per_root, self.per_root, self.out_rows,
+                                                          self.out_tricks, self.out_cards, self.out_root)
+            if found < self.out_rows.shape[0]:
+                break
+            self._buffers(2 * self.out_rows.shape[0])  # the output was full: search again with room
+        self.states += int(visited)
+        # A balanced ancestor of root t plays out_cards cards to reach state t, then the rest of the game.
+        lengths = self.out_cards[:found] + (cards - before[self.out_root[:found]])
+        longer = lengths > cards
+        return self.out_rows[:found][longer].copy(), lengths[longer]
+
+
+def run_longest(space: DealSpace, seed: int, shard: int, count: int, *, min_cards: int, min_tricks: int = 0,
+                round_deals: int = LONGEST_DEFAULTS["round_deals"], delta: int = LONGEST_DEFAULTS["delta"],
+                floor: int = LONGEST_DEFAULTS["floor"], max_climbs: int = LONGEST_DEFAULTS["max_climbs"],
+                root_cards: int = LONGEST_DEFAULTS["root_cards"], per_root: int = LONGEST_DEFAULTS["per_root"],
+                engine: str = "auto", stats: dict | None = None) -> ShardResult:
+    """Deals 0..count-1 of the random stream (seed, shard) in rounds, every game within `delta`
+    of the shard's longest so far climbed by backward play from its first `root_cards` cards.
+
+    Candidate indexes are deal numbers in the stream; a deal found by climbing carries the index
+    of the deal it was climbed from. `stats`, if given, receives the shard's counters: rounds,
+    random deals, climbs, ancestor states, found deals replayed, longest forward game.
+    """
+    if space.players != 2 or space.split[0] != space.split[1]:
+        raise BmnError("longest climbs by backward play, which needs two players with equal hands")
+    if round_deals < 1 or min(delta, floor, max_climbs, root_cards) < 0 or per_root < 1 or count < 0:
+        raise BmnError("longest needs round_deals >= 1, per_root >= 1, count, delta, floor, max_climbs and "
+                       "root_cards >= 0")
+    total = space.deck.total
+    half = total // 2
+    letters = space.deck.max_value <= 4
+    climber = Climber(total, root_cards, per_root)
+    shard_result = ShardResult.empty(2)
+    candidates: dict[str, Candidate] = {}
+    replayed: set[bytes] = set()  # found deals already played: each is played and tallied once
+    eng = engine_for(space, engine)
+    split = np.array(space.split, dtype=np.int64)
+    brent = default_brent_start(total)
+    best = 0  # the longest finite game of the shard so far, climbs included
+    rounds = climbs = found_deals = longest_forward = 0
+    start = 0
+    while start < count:
+        n = min(round_deals, count - start)
+        threshold = max(floor, best - delta)  # games worth climbing this round
+        keep = min(min_cards, threshold) if max_climbs > 0 else min_cards
+        round_result = run_random(space, seed, shard, n, start=start, min_cards=keep, min_tricks=min_tricks,
+                                  engine=engine)
+        shard_result.merge(round_result)
+        rounds += 1
+        longest_forward = max(longest_forward, round_result.max_cards)
+        for c in round_result.candidates:
+            if c.result.is_candidate(min_cards, min_tricks):
+                candidates.setdefault(c.hands, c)
+        seedlings = sorted((c for c in round_result.candidates if c.result.outcome == "win"
+                            and c.result.cards >= threshold), key=lambda c: (-c.result.cards, c.index))
+        for seedling in seedlings[:max_climbs]:
+            if seedling.result.cards < best - delta:
+                break
+            best = max(best, seedling.result.cards)
+            climbs += 1
+            seq = np.array([v for hand in parse_deal(seedling.hands) for v in hand], dtype=np.uint8)
+            rows, lengths = climber.climb(seq, seedling.result.cards)
+            fresh = []
+            for i, row in enumerate(rows):
+                if row.tobytes() not in replayed:
+                    replayed.add(row.tobytes())
+                    fresh.append(i)
+            if not fresh:
+                continue
+            rows, lengths = rows[fresh], lengths[fresh]
+            out = np.zeros((len(fresh), N_FIELDS), dtype=np.int64)
+            replay(eng, rows, split, brent, out)
+            for row, length, result_row in zip(rows, lengths, out):
+                result = GameResult.from_row(result_row)
+                candidate = result.is_candidate(min_cards, min_tricks)
+                wrong = result.outcome != "win" or result.cards != length
+                # Formatting a deal costs more than playing it: only the deals kept are written out
+                # (add_game keeps the hands only of a game longer than the shard's longest).
+                hands = ""
+                if candidate or wrong or result.cards > shard_result.max_cards:
+                    hands = format_deal([row[:half], row[half:]], letters)
+                if wrong:
+                    raise RuntimeError(f"backward play found {hands} as a game of {length} cards, but it plays "
+                                       f"{result}")
+                found_deals += 1
+                shard_result.add_game(result, hands, seedling.index)
+                best = max(best, result.cards)
+                if candidate:
+                    candidates.setdefault(hands, Candidate(hands, seedling.index, result))
+        start += n
+    shard_result.candidates = sorted(candidates.values(), key=lambda c: (c.index, c.hands))
+    if stats is not None:
+        stats.update(rounds=rounds, deals=start, climbs=climbs, states=climber.states, found=found_deals,
+                     longest_forward=longest_forward)
+    return shard_result
+
+
+class Longest(Strategy):
+    name = "longest"
+    summary = ("rounds of random deals; every game near the shard's longest climbed by backward play from its "
+               "first cards")
+    params = PARAMS
+    keys = frozenset({"deals", "seed"})
+    backward = True
+
+    def shard_count(self, config, space, params):
+        return shards_of(config.deals, config.shard_size)
+
+    def shard(self, config, space, params, k):
+        count = min(config.shard_size, config.deals - k * config.shard_size)
+        return ShardSpec({"seed": config.seed, "shard": k, "count": count, **bounds(config), **params})
+
+    def run(self, space, params, deals) -> ShardResult:
+        return run_longest(space, **params)
+
+    def warm_up(self, space):
+        run_longest(space, 0, 0, 64, round_deals=32, delta=10**6, floor=0, max_climbs=2, root_cards=8, per_root=64,
+                    min_cards=0)
+        # The replay of found deals, even if the warm-up's climbs found nothing longer.
+        replay(engine_for(space), np.array([space.unrank_sequence(0)], dtype=np.uint8),
+               np.array(space.split, dtype=np.int64), default_brent_start(space.deck.total),
+               np.zeros((1, N_FIELDS), dtype=np.int64))
+
+
+STRATEGY = Longest()
