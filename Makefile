@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install notebook clean
+.PHONY: run test install notebook clean image
 
 # make notebook RUN=runs/local   (or several runs separated by commas; none: the notebook makes one)
 RUN ?=
@@ -26,6 +26,14 @@ test: $(STAMP)
 
 notebook: $(STAMP)
 	BMN_RUN=$(RUN) $(VENV)/bin/jupyter lab notebooks/explore.ipynb
+
+# make image   (or make image IMAGE=REGISTRY/bmn:VERSION): the one cloud image, tagged with the
+# version in pyproject.toml (configs/Dockerfile; push it, never rebuild a pushed tag)
+VERSION = $(shell $(PYTHON) -c "import tomllib; print(tomllib.load(open('pyproject.toml', 'rb'))['project']['version'])")
+IMAGE ?= ghcr.io/YOUR-ORG/bmn:$(VERSION)
+
+image:
+	docker build -f configs/Dockerfile --build-arg BMN_VERSION=$(VERSION) -t $(IMAGE) .
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,41 +1,332 @@
-"""The cloud launch files: a Ray cluster launcher YAML (AWS) and a KubeRay RayJob."""
+"""The cloud launch files: one image (configs/Dockerfile) run by the Ray cluster launcher
+(configs/cluster-aws.yaml) and by KubeRay (configs/rayjob.yaml), the head's IAM policy, the
+Kubernetes service accounts, and the documentation of all of it (CLOUD.md).
+
+Everything here reads files, except the last test, which builds the image when a Docker daemon
+is at hand."""
 
 from __future__ import annotations
 
+import importlib.metadata
+import json
+import re
 import shlex
-from pathlib import Path
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path, PurePosixPath
 
+import pytest
 import yaml
 
 from cluster.cli import build_parser, protect_positionals
 from cluster.commands.search import config_from_args
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = ROOT / "configs"
+DOCKERFILE = CONFIGS / "Dockerfile"
+LAUNCH_FILES = [CONFIGS / "cluster-aws.yaml", CONFIGS / "rayjob.yaml", CONFIGS / "k8s-service-accounts.yaml",
+                DOCKERFILE, CONFIGS / "aws-head-policy.json"]
+STATIC_AWS_KEYS = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}
 
+
+def launcher() -> dict:
+    return yaml.safe_load((CONFIGS / "cluster-aws.yaml").read_text())
+
+
+def rayjob() -> dict:
+    return yaml.safe_load((CONFIGS / "rayjob.yaml").read_text())
+
+
+def pyproject() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def pinned_ray() -> str:
+    pins = [re.fullmatch(r"ray\[default\]==([0-9.]+)", d.split("#")[0].strip())
+            for d in pyproject()["project"]["dependencies"] if d.startswith("ray")]
+    assert len(pins) == 1 and pins[0], "pyproject.toml pins Ray exactly: ray[default]==X.Y.Z"
+    return pins[0].group(1)
+
+
+def image_tag() -> str:
+    """The one image's name: ghcr.io/YOUR-ORG/bmn:<the version in pyproject.toml>."""
+    return f"ghcr.io/YOUR-ORG/bmn:{pyproject()['project']['version']}"
+
+
+def pod_specs(job: dict) -> dict[str, dict]:
+    spec = job["spec"]
+    pods = {"head": spec["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]}
+    for group in spec["rayClusterSpec"]["workerGroupSpecs"]:
+        pods[f"worker group {group['groupName']}"] = group["template"]["spec"]
+    if "submitterPodTemplate" in spec:
+        pods["submitter"] = spec["submitterPodTemplate"]["spec"]
+    return pods
+
+
+def containers(pod: dict) -> list[dict]:
+    return list(pod.get("initContainers", [])) + list(pod["containers"])
+
+
+def dockerfile_layout() -> tuple[dict[PurePosixPath, Path], dict[str, str]]:
+    """What the Dockerfile puts where: {path in the image: path in the repository}, and its ENV."""
+    layout: dict[PurePosixPath, Path] = {}
+    env: dict[str, str] = {}
+    workdir = PurePosixPath("/")
+    for line in DOCKERFILE.read_text().replace("\\\n", " ").splitlines():
+        words = shlex.split(line, comments=True)
+        if not words:
+            continue
+        op, args = words[0].upper(), [w for w in words[1:] if not w.startswith("--")]
+        if op == "WORKDIR":
+            workdir = workdir / args[0]
+        elif op == "ENV":
+            env.update(a.split("=", 1) for a in args)
+        elif op == "COPY":
+            *sources, dest = args
+            target = workdir / dest
+            for source in sources:
+                if len(sources) > 1 or dest.endswith("/"):
+                    layout[target / PurePosixPath(source).name] = ROOT / source
+                else:
+                    layout[target] = ROOT / source
+    return layout, env
+
+
+def repo_path_of(image_path: str) -> Path | None:
+    """The repository file that the image has at `image_path`, or None if the image has none there."""
+    path = PurePosixPath(image_path)
+    layout, _ = dockerfile_layout()
+    for inside, source in layout.items():
+        if path == inside or inside in path.parents:
+            return source / path.relative_to(inside)
+    return None
+
+
+# --- the Ray cluster launcher -------------------------------------------------------------------
 
 def test_cluster_launcher_yaml_passes_rays_schema():
     from ray.autoscaler._private.util import fillout_defaults, validate_config
 
-    config = yaml.safe_load((CONFIGS / "cluster-aws.yaml").read_text())
+    config = launcher()
     validate_config(fillout_defaults(config))
     assert config["provider"]["type"] == "aws"
+    assert config["provider"]["region"]
     assert config["available_node_types"]["head"]["resources"] == {"CPU": 0}
-    assert any("pip install -e ~/bmn" in c for c in config["setup_commands"])
+    # Reproducible nodes: nothing is installed when a node boots, every node names its AMI.
+    assert not config.get("setup_commands") and not config.get("head_setup_commands") \
+        and not config.get("worker_setup_commands")
+    assert not any("pip install" in c for c in config.get("initialization_commands", []))
+    for name, node_type in config["available_node_types"].items():
+        assert node_type["node_config"].get("ImageId", "").startswith("ami-"), name
 
 
-def test_rayjob_manifest_runs_a_valid_search():
-    job = yaml.safe_load((CONFIGS / "rayjob.yaml").read_text())
+def test_head_keeps_the_autoscalers_rights_and_workers_get_no_bucket():
+    config = launcher()
+    head = config["available_node_types"]["head"]["node_config"]["IamInstanceProfile"]["Name"]
+    worker = config["available_node_types"]["workers"]["node_config"]["IamInstanceProfile"]["Name"]
+    assert head != worker
+    assert "aws-head-policy.json" in (CONFIGS / "cluster-aws.yaml").read_text()
+    policy = json.loads((CONFIGS / "aws-head-policy.json").read_text())
+    allowed: dict[str, list] = {}
+    for statement in policy["Statement"]:
+        assert statement["Effect"] == "Allow"
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+        for action in actions:
+            allowed.setdefault(action, []).append((resources, statement.get("Condition")))
+    for action in ("ec2:RunInstances", "ec2:TerminateInstances", "ec2:DescribeInstances",
+                   "ec2:DescribeInstanceTypes", "ec2:CreateTags", "iam:PassRole",
+                   "s3:ListBucket", "s3:GetObject", "s3:PutObject", "s3:DeleteObject"):
+        assert action in allowed, f"the head's policy lacks {action}"
+    # The head passes exactly the workers' role, and terminates only this cluster's nodes.
+    assert all(r.endswith(f"/{worker}") for resources, _ in allowed["iam:PassRole"] for r in resources)
+    for _, condition in allowed["ec2:TerminateInstances"]:
+        assert condition["StringEquals"]["ec2:ResourceTag/ray-cluster-name"] == config["cluster_name"]
+    assert not any(a == "*" or a.endswith(":*") for a in allowed)
+
+
+def test_launcher_runs_the_image_with_token_auth_on_every_node():
+    config = launcher()
+    docker = config["docker"]
+    assert docker["image"] == image_tag()
+    assert not {"head_image", "worker_image"} & set(docker)
+    for node in ("head", "worker"):
+        options = " ".join(docker.get("run_options", []) + docker.get(f"{node}_run_options", []))
+        assert re.search(r"(--env|-e)[ =]RAY_AUTH_MODE=token\b", options), node
+        assert not re.search(r"(^| )(-p|--publish)\b", options), "no ports published from the container"
+    assert config["file_mounts"].get("~/.ray/auth_token") == "~/.ray/auth_token"
+    commands = config["head_start_ray_commands"] + config["worker_start_ray_commands"]
+    assert not any("dashboard-host" in c for c in commands)
+    assert any("warm_kernels.py" in c for c in config["worker_start_ray_commands"])
+
+
+# --- KubeRay -------------------------------------------------------------------------------------
+
+def test_rayjob_has_what_kuberay_requires():
+    job = rayjob()
     assert (job["apiVersion"], job["kind"]) == ("ray.io/v1", "RayJob")
-    argv = shlex.split(job["spec"]["entrypoint"])
-    assert argv[:2] == ["bmn", "search"]
+    assert job["metadata"]["name"]
+    spec = job["spec"]
+    assert spec["entrypoint"].strip()
+    assert spec["shutdownAfterJobFinishes"] is True
+    assert 0 < spec["ttlSecondsAfterFinished"] <= 600
+    cluster = spec["rayClusterSpec"]
+    assert cluster["rayVersion"] == pinned_ray()
+    assert cluster["headGroupSpec"]["template"]["spec"]["containers"]
+    assert cluster["workerGroupSpecs"]
+    for group in cluster["workerGroupSpecs"]:
+        assert group["groupName"] and group["template"]["spec"]["containers"]
+        assert group["minReplicas"] <= group["replicas"] <= group["maxReplicas"]
+    assert "dashboard-host" not in cluster["headGroupSpec"].get("rayStartParams", {})
+
+
+def test_rayjob_uses_token_auth_and_workload_identity():
+    job = rayjob()
+    cluster = job["spec"]["rayClusterSpec"]
+    token_by_operator = cluster.get("authOptions", {}).get("mode") == "token"
+    accounts = {d["metadata"]["name"]: d for d in
+                yaml.safe_load_all((CONFIGS / "k8s-service-accounts.yaml").read_text())
+                if d and d.get("kind") == "ServiceAccount"}
+    for name, pod in pod_specs(job).items():
+        assert pod.get("serviceAccountName") in accounts, f"{name}: a service account of k8s-service-accounts.yaml"
+        for container in containers(pod):
+            env = {e["name"]: e for e in container.get("env", [])}
+            assert not STATIC_AWS_KEYS & set(env), f"{name}: no static AWS keys"
+            assert not container.get("envFrom"), f"{name}: no environment from Secrets"
+            if not token_by_operator and container["name"].startswith("ray-"):
+                assert env.get("RAY_AUTH_MODE", {}).get("value") == "token", name
+    head_account = accounts[pod_specs(job)["head"]["serviceAccountName"]]
+    assert "eks.amazonaws.com/role-arn" in head_account["metadata"].get("annotations", {})
+    for name, pod in pod_specs(job).items():
+        if name != "head":  # only the driver, on the head, writes the bucket
+            assert not accounts[pod["serviceAccountName"]]["metadata"].get("annotations"), name
+
+
+def test_rayjob_warms_the_kernels_into_the_cache_the_workers_read():
+    _, env = dockerfile_layout()
+    cache = PurePosixPath(env["NUMBA_CACHE_DIR"])
+    for group in rayjob()["spec"]["rayClusterSpec"]["workerGroupSpecs"]:
+        pod = group["template"]["spec"]
+        volumes = {v["name"] for v in pod.get("volumes", []) if "emptyDir" in v}
+        warm = [c for c in pod.get("initContainers", []) if "warm_kernels.py" in " ".join(c.get("command", []))]
+        assert warm, group["groupName"]
+        for container in warm + [pod["containers"][0]]:
+            mounts = [m for m in container.get("volumeMounts", []) if m["name"] in volumes]
+            assert any(PurePosixPath(m["mountPath"]) in cache.parents for m in mounts), container["name"]
+
+
+# --- the one image -------------------------------------------------------------------------------
+
+def test_one_immutable_image_everywhere():
+    tag = image_tag()
+    images = {"cluster-aws.yaml docker.image": launcher()["docker"]["image"]}
+    for name, pod in pod_specs(rayjob()).items():
+        for container in containers(pod):
+            images[f"rayjob.yaml {name} {container['name']}"] = container["image"]
+    assert set(images.values()) == {tag}, images
+    dockerfile = DOCKERFILE.read_text()
+    assert f"-t {tag} ." in dockerfile, "the Dockerfile's build command tags the image the launchers run"
+    assert f"ARG BMN_VERSION={pyproject()['project']['version']}" in dockerfile
+    for path in LAUNCH_FILES + [ROOT / "Makefile", ROOT / "CLOUD.md"]:
+        assert not re.search(r"[\w.-]:latest\b", path.read_text()), f"{path.name} names a :latest image"
+
+
+def test_ray_and_python_versions_agree():
+    ray = pinned_ray()
+    assert importlib.metadata.version("ray") == ray, "the installed Ray is the pinned one"
+    assert pyproject()["project"]["requires-python"] == ">=3.11"
+    base = re.search(r"^FROM\s+(\S+)", DOCKERFILE.read_text(), re.M).group(1)
+    found = re.fullmatch(r"rayproject/ray:([0-9.]+)-py3(\d+)(-cpu)?(@sha256:[0-9a-f]{64})?", base)
+    assert found, base
+    assert found.group(1) == ray == rayjob()["spec"]["rayClusterSpec"]["rayVersion"]
+    assert int(found.group(2)) >= 11
+    assert f"'{ray}'" in DOCKERFILE.read_text(), "the build checks the image's Ray"
+
+
+def test_dockerignore_keeps_local_state_out_of_the_build():
+    ignored = {line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()
+               if line.strip() and not line.startswith("#")}
+    for entry in (".venv", ".git", "runs"):
+        assert entry in ignored
+    assert {"__pycache__", "**/__pycache__"} & ignored
+    assert {"*.egg-info", "**/*.egg-info"} & ignored
+    assert any(".ipynb_checkpoints" in e for e in ignored)
+
+
+def test_paths_named_in_the_image_exist_at_that_place():
+    """Every /home/ray/bmn/... path the launchers and documents name is a file the image has."""
+    layout, _ = dockerfile_layout()
+    assert all(source.exists() for source in layout.values()), layout
+    named = set()
+    for path in LAUNCH_FILES + [CONFIGS / "cluster.toml", ROOT / "CLOUD.md"]:
+        named |= set(re.findall(r"/home/ray/bmn/[\w./-]*\w", path.read_text()))
+    assert named
+    for image_path in sorted(named):
+        source = repo_path_of(image_path)
+        assert source is not None and source.exists(), f"{image_path} is not in the image"
+
+
+def test_job_commands_run_a_valid_search_from_any_directory(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # no working directory to lean on
+    commands = [rayjob()["spec"]["entrypoint"]]
+    for text in ((CONFIGS / "cluster-aws.yaml").read_text(), (ROOT / "CLOUD.md").read_text()):
+        commands += re.findall(r"-- (bmn search [^\n`]*)", text.replace("\\\n", " "))
+    assert len(commands) >= 3
     parser = build_parser()
-    args = parser.parse_args(protect_positionals(parser, argv[1:]))
-    args.config = str(CONFIGS.parent / args.config)
-    config = config_from_args(args)
-    assert config.out.startswith("s3://")
-    spec = job["spec"]["rayClusterSpec"]
-    head_image = spec["headGroupSpec"]["template"]["spec"]["containers"][0]["image"]
-    worker_images = {g["template"]["spec"]["containers"][0]["image"] for g in spec["workerGroupSpecs"]}
-    assert worker_images == {head_image}
-    dockerfile = (CONFIGS / "Dockerfile").read_text()
-    assert f"rayproject/ray:{spec['rayVersion']}-" in dockerfile
+    for command in commands:
+        argv = shlex.split(command)
+        assert argv[:2] == ["bmn", "search"]
+        args = parser.parse_args(protect_positionals(parser, argv[1:]))
+        assert args.config.startswith("/home/ray/bmn/"), f"an absolute path in the image: {command}"
+        args.config = str(repo_path_of(args.config))
+        assert config_from_args(args).out.startswith("s3://"), command
+
+
+def test_no_public_listeners():
+    for path in LAUNCH_FILES:
+        assert "0.0.0.0" not in path.read_text(), path.name
+
+
+def test_cloud_guide_covers_both_launchers():
+    guide = (ROOT / "CLOUD.md").read_text()
+    for needed in ("ray up configs/cluster-aws.yaml", "ray dashboard configs/cluster-aws.yaml",
+                   "ray job submit --no-wait", "ray job logs -f", "ray get-auth-token", "RAY_AUTH_MODE=token",
+                   "kubectl apply -f configs/rayjob.yaml", "bmn resume", "max_workers", "region"):
+        assert needed in guide, needed
+
+
+# --- building the image --------------------------------------------------------------------------
+
+def docker_daemon() -> str | None:
+    """Why the image cannot be built here, or None when a Docker daemon answers."""
+    if shutil.which("docker") is None:
+        return "no docker command on this machine"
+    try:
+        info = subprocess.run(["docker", "info"], capture_output=True, text=True, timeout=20)
+    except subprocess.TimeoutExpired:
+        return "`docker info` did not answer"
+    if info.returncode != 0:
+        return "no Docker daemon answers `docker info`"
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_dockerfile_builds_and_holds_what_the_launchers_use():
+    reason = docker_daemon()
+    if reason:
+        pytest.skip(reason)
+    tag = "bmn-test-build:" + pyproject()["project"]["version"]
+    subprocess.run(["docker", "build", "-f", str(DOCKERFILE), "-t", tag, str(ROOT)], check=True, timeout=3000)
+    try:
+        check = ("test -f /home/ray/bmn/configs/cluster.toml"
+                 " && python -c 'import ray, sys; print(ray.__version__); sys.exit(sys.version_info < (3, 11))'"
+                 " && python /home/ray/bmn/configs/warm_kernels.py"
+                 " && bmn search /home/ray/bmn/configs/cluster.toml --help > /dev/null")
+        out = subprocess.run(["docker", "run", "--rm", tag, "sh", "-c", check],
+                             capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert out.stdout.splitlines()[0] == pinned_ray()
+    finally:
+        subprocess.run(["docker", "rmi", "-f", tag], capture_output=True)

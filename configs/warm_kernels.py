@@ -1,0 +1,41 @@
+"""Compile bmn's kernels into this node's Numba cache, once, before the node takes work.
+
+Run by both cloud launchers on every worker node before its actors start (configs/cluster-aws.yaml:
+worker_start_ray_commands; configs/rayjob.yaml: an init container sharing the cache volume):
+
+    python /home/ray/bmn/configs/warm_kernels.py [DECK [SPLIT]]      # default: standard, 26,26
+
+Numba keys a cached kernel by the CPU it was compiled for, so the cache is made on the node that
+uses it (for its own CPU, with every instruction that CPU has) instead of in the image. Each
+strategy's warm-up is what a worker runs when it starts, so afterwards the node's actors load every
+kernel instead of compiling it, each on its own, all at once. A failure here costs only time: the
+kernels are then compiled by the actors, as on a laptop.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+
+def main(argv: list[str]) -> int:
+    from kernels.dealspace import DealSpace
+    from kernels.decks import parse_deck
+    from kernels.strategies import REGISTRY
+
+    deck = argv[0] if argv else "standard"
+    space = DealSpace.of(parse_deck(deck), argv[1] if len(argv) > 1 else None)
+    split = space.split
+    start = time.perf_counter()
+    for name, strategy in REGISTRY.items():
+        t0 = time.perf_counter()
+        strategy.warm_up(space)
+        print(f"warm_kernels: {name} ready in {time.perf_counter() - t0:.1f} s", flush=True)
+    print(f"warm_kernels: {deck} {','.join(map(str, split))} in {time.perf_counter() - start:.1f} s "
+          f"(cache {os.environ.get('NUMBA_CACHE_DIR')})", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
