@@ -52,7 +52,7 @@ from .worker import WORKER_ENV, ShardWorker
 HEARTBEAT_S = 5.0
 HEALTH_S = 2.0  # how often the cluster's health is checked (a cheap call to the control store)
 SCALE_S = 2.0  # how often the actor pool is matched to the cluster's CPUs
-WRITE_THREADS = 16  # shard files written at once
+WRITE_THREADS = 32  # shard files written at once (an object store answers each in tens of ms)
 WRITE_BACKLOG = 256  # shard results waiting to be written before the loop waits for the writers
 
 
@@ -336,6 +336,8 @@ class Coordinator:
                 futures.wait([future])
                 block = False
             self.writes.popleft()
+            if future.cancelled():
+                continue  # a write given up after an earlier one failed: its shard is simply not done
             error = future.exception()
             if error is not None:
                 for other, _, _ in self.writes:

@@ -53,7 +53,9 @@ def _s3(uri: str) -> tuple[pafs.FileSystem, str]:
     if "scheme" in query:
         options["scheme"] = query["scheme"]
     try:
-        fs = pafs.S3FileSystem(**options)
+        # A delayed open lets pyarrow send a small file as one PutObject instead of a three-request
+        # multipart upload: a third of the round trips for every shard file.
+        fs = pafs.S3FileSystem(allow_delayed_open=True, **options)
     except Exception as error:  # pyarrow raises ArrowInvalid and friends
         raise BmnError(f"cannot open {uri}: {error}") from None
     path = (parsed.netloc + parsed.path).rstrip("/")

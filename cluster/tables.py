@@ -16,6 +16,7 @@ order shards finished in, or the failures on the way):
 
 from __future__ import annotations
 
+import concurrent.futures as futures
 import decimal
 import json
 import re
@@ -37,6 +38,7 @@ SHARDS_DIR = "shards"
 DAMAGED_DIR = "damaged"  # damaged shard files are moved here (kept, never deleted)
 META_KEY = b"bmn.shards"
 # The names bmn gives shard files: one shard, or a compacted range. Any other file is not ours.
+READ_THREADS = 16  # shard files read at once
 SHARD_FILE = re.compile(r"^(\d{12}|c\d{12}-\d{12})\.parquet$")
 TABLES = ("games", "cycles", "shards", "histogram")
 
@@ -193,16 +195,31 @@ def _why(error: Exception) -> str:
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
 
+def _each_file(store: RunStore, read) -> list:
+    """`read(rel)` for every shard file, in name order; many at once (an object store answers each
+    request in tens of milliseconds, so reading thousands of files one by one would take minutes)."""
+    files = shard_files(store)
+    if len(files) < 2:
+        return [(rel, read(rel)) for rel in files]
+    with futures.ThreadPoolExecutor(min(READ_THREADS, len(files)), thread_name_prefix="bmn-read") as pool:
+        return list(zip(files, pool.map(read, files)))
+
+
 def read_summaries(store: RunStore, damaged: dict[str, str] | None = None) -> dict[int, dict]:
     """The shard summaries only (Parquet footers), each shard once. A file that cannot be read is
     skipped (its shards count as not done) and, if `damaged` is given, named there with the reason."""
-    out: dict[int, dict] = {}
-    for rel in shard_files(store):
+
+    def footer(rel):
         try:
-            summaries = _summaries_of(store.parquet_metadata(rel))
+            return _summaries_of(store.parquet_metadata(rel))
         except (DamagedFile, pa.ArrowException, OSError) as error:
+            return error
+
+    out: dict[int, dict] = {}
+    for rel, summaries in _each_file(store, footer):
+        if isinstance(summaries, Exception):
             if damaged is not None:
-                damaged[rel] = _why(error)
+                damaged[rel] = _why(summaries)
             continue
         for s in summaries:
             if _supersedes(s, out.get(s["shard"])):
@@ -212,16 +229,23 @@ def read_summaries(store: RunStore, damaged: dict[str, str] | None = None) -> di
 
 def read_contents(store: RunStore) -> RunContents:
     """Every shard file read in full; a file that cannot be read is named in `damaged` and skipped."""
-    contents = RunContents()
-    for rel in shard_files(store):
+
+    def whole(rel):
         try:
             table = store.read_parquet(rel)
             summaries = _summaries_of(table.schema.metadata)
             if table.num_rows:
                 table = table.cast(GAMES_SCHEMA.with_metadata(table.schema.metadata))
+            return table, summaries
         except (DamagedFile, pa.ArrowException, OSError, ValueError) as error:
-            contents.damaged[rel] = _why(error)
+            return error
+
+    contents = RunContents()
+    for rel, read in _each_file(store, whole):
+        if isinstance(read, Exception):
+            contents.damaged[rel] = _why(read)
             continue
+        table, summaries = read
         take = []
         for s in summaries:
             if _supersedes(s, contents.summaries.get(s["shard"])):

@@ -1,6 +1,6 @@
 """The cloud launch files: one image (configs/Dockerfile) run by the Ray cluster launcher
 (configs/cluster-aws.yaml) and by KubeRay (configs/rayjob.yaml), the head's IAM policy, the
-Kubernetes service accounts, and the documentation of all of it (CLOUD.md).
+Kubernetes service accounts, and the documentation of all of it (README.md).
 
 Everything here reads files, except the last test, which builds the image when a Docker daemon
 is at hand."""
@@ -228,7 +228,7 @@ def test_one_immutable_image_everywhere():
     dockerfile = DOCKERFILE.read_text()
     assert f"-t {tag} ." in dockerfile, "the Dockerfile's build command tags the image the launchers run"
     assert f"ARG BMN_VERSION={pyproject()['project']['version']}" in dockerfile
-    for path in LAUNCH_FILES + [ROOT / "Makefile", ROOT / "CLOUD.md"]:
+    for path in LAUNCH_FILES + [ROOT / "Makefile", ROOT / "README.md"]:
         assert not re.search(r"[\w.-]:latest\b", path.read_text()), f"{path.name} names a :latest image"
 
 
@@ -259,7 +259,7 @@ def test_paths_named_in_the_image_exist_at_that_place():
     layout, _ = dockerfile_layout()
     assert all(source.exists() for source in layout.values()), layout
     named = set()
-    for path in LAUNCH_FILES + [CONFIGS / "cluster.toml", ROOT / "CLOUD.md"]:
+    for path in LAUNCH_FILES + [CONFIGS / "cluster.toml", ROOT / "README.md"]:
         named |= set(re.findall(r"/home/ray/bmn/[\w./-]*\w", path.read_text()))
     assert named
     for image_path in sorted(named):
@@ -270,7 +270,7 @@ def test_paths_named_in_the_image_exist_at_that_place():
 def test_job_commands_run_a_valid_search_from_any_directory(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)  # no working directory to lean on
     commands = [rayjob()["spec"]["entrypoint"]]
-    for text in ((CONFIGS / "cluster-aws.yaml").read_text(), (ROOT / "CLOUD.md").read_text()):
+    for text in ((CONFIGS / "cluster-aws.yaml").read_text(), (ROOT / "README.md").read_text()):
         commands += re.findall(r"-- (bmn search [^\n`]*)", text.replace("\\\n", " "))
     assert len(commands) >= 3
     parser = build_parser()
@@ -289,7 +289,7 @@ def test_no_public_listeners():
 
 
 def test_cloud_guide_covers_both_launchers():
-    guide = (ROOT / "CLOUD.md").read_text()
+    guide = (ROOT / "README.md").read_text()
     for needed in ("ray up configs/cluster-aws.yaml", "ray dashboard configs/cluster-aws.yaml",
                    "ray job submit --no-wait", "ray job logs -f", "ray get-auth-token", "RAY_AUTH_MODE=token",
                    "kubectl apply -f configs/rayjob.yaml", "bmn resume", "max_workers", "region"):
