@@ -29,9 +29,8 @@ from cluster.config import build_config  # noqa: E402
 from cluster.coordinator import run_search  # noqa: E402
 
 
-def serve(port: int, latency: float, processes: int) -> None:
-    """The slow store, in processes of its own (as a real one is: not competing with the driver).
-    With several processes each holds its own objects: fit for writes only (measure_writes)."""
+def serve(port: int, latency: float) -> None:
+    """The slow store, in a process of its own (as a real one is: not competing with the driver)."""
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     app = DomainDispatcherApplication(create_backend_app)
 
@@ -39,20 +38,14 @@ def serve(port: int, latency: float, processes: int) -> None:
         time.sleep(latency)
         return app(environ, start_response)
 
-    if processes > 1:
-        # Each request is served by a fork of this process: the bucket must exist before the forks.
-        from werkzeug.test import Client
-
-        Client(app).put("/bmn-bench", headers={"Host": f"127.0.0.1:{port}"})
-        make_server("127.0.0.1", port, delayed, processes=processes).serve_forever()
     make_server("127.0.0.1", port, delayed, threaded=True).serve_forever()
 
 
-def slow_s3(latency: float, processes: int = 1) -> tuple[str, subprocess.Popen]:
+def slow_s3(latency: float) -> tuple[str, subprocess.Popen]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = subprocess.Popen([sys.executable, __file__, "--serve", str(port), str(latency), str(processes)])
+    server = subprocess.Popen([sys.executable, __file__, "--serve", str(port), str(latency)])
     endpoint = f"http://127.0.0.1:{port}"
     for _ in range(100):
         try:
@@ -114,19 +107,10 @@ def main() -> None:
     finally:
         ray.shutdown()
         server.terminate()
-    # The moto server answers ~200 requests/s from one process on a 2-core machine: a store that
-    # answers requests in parallel (as S3 does) shows what the writer pool itself sustains.
-    endpoint, server = slow_s3(latency, processes=16)
-    try:
-        w = measure_writes(f"s3://bmn-bench/writes?endpoint_override={endpoint}", shards)
-        print(f"S3 (+{latency * 1000:.0f} ms/request, 16 server processes): {w:8.1f} shard files/s "
-              f"(the driver's write path alone)")
-    finally:
-        server.terminate()
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--serve"]:
-        serve(int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]))
+        serve(int(sys.argv[2]), float(sys.argv[3]))
     else:
         main()
