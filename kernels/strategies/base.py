@@ -105,6 +105,20 @@ class Strategy:
         raise NotImplementedError
 
 
+class StreamShards(Strategy):
+    """Strategies over the random stream: shard k = `shard_size` deals (the last shard fewer) of the
+    stream (seed, k), with the strategy's own parameters."""
+
+    keys = frozenset({"deals", "seed"})
+
+    def shard_count(self, config, space, params):
+        return shards_of(config.deals, config.shard_size)
+
+    def shard(self, config, space, params, k):
+        count = min(config.shard_size, config.deals - k * config.shard_size)
+        return ShardSpec({"seed": config.seed, "shard": k, "count": count, **bounds(config), **params})
+
+
 def bounds(config) -> dict:
     """The candidate thresholds every shard carries."""
     return {"min_cards": config.min_cards, "min_tricks": config.min_tricks}

@@ -34,7 +34,7 @@ from ..backward import extend
 from ..dealspace import DealSpace
 from ..errors import BmnError
 from ..notation import parse_deal
-from .base import Param, ShardSpec, Strategy, bounds, shards_of
+from .base import Param, StreamShards
 from .sweep import run_random
 from .tally import Candidate, ShardResult
 
@@ -106,19 +106,11 @@ def _threshold(histogram: np.ndarray, k: int) -> int:
     return 0
 
 
-class Climb(Strategy):
+class Climb(StreamShards):
     name = "climb"
     summary = "rounds of random deals; the longest climbed by backward play to the longest deal merging into them"
     params = PARAMS
-    keys = frozenset({"deals", "seed"})
     backward = True
-
-    def shard_count(self, config, space, params):
-        return shards_of(config.deals, config.shard_size)
-
-    def shard(self, config, space, params, k):
-        count = min(config.shard_size, config.deals - k * config.shard_size)
-        return ShardSpec({"seed": config.seed, "shard": k, "count": count, **bounds(config), **params})
 
     def run(self, space, params, deals) -> ShardResult:
         return run_climb(space, **params)

@@ -43,7 +43,7 @@ from ..engines.percard import default_brent_start, new_workspace
 from ..errors import BmnError
 from ..game import N_FIELDS, GameResult
 from ..notation import format_deal, parse_deal
-from .base import Param, ShardSpec, Strategy, bounds, shards_of
+from .base import Param, StreamShards
 from .sweep import engine_for, run_random
 from .tally import Candidate, ShardResult
 
@@ -204,20 +204,12 @@ def run_longest(space: DealSpace, seed: int, shard: int, count: int, *, min_card
     return shard_result
 
 
-class Longest(Strategy):
+class Longest(StreamShards):
     name = "longest"
     summary = ("rounds of random deals; every game near the shard's longest climbed by backward play from its "
                "first cards")
     params = PARAMS
-    keys = frozenset({"deals", "seed"})
     backward = True
-
-    def shard_count(self, config, space, params):
-        return shards_of(config.deals, config.shard_size)
-
-    def shard(self, config, space, params, k):
-        count = min(config.shard_size, config.deals - k * config.shard_size)
-        return ShardSpec({"seed": config.seed, "shard": k, "count": count, **bounds(config), **params})
 
     def run(self, space, params, deals) -> ShardResult:
         return run_longest(space, **params)

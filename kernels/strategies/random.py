@@ -8,22 +8,14 @@ sweep kernel (kernels/strategies/sweep.py).
 
 from __future__ import annotations
 
-from .base import ShardSpec, Strategy, bounds, shards_of
+from .base import StreamShards
 from .sweep import run_random
 from .tally import ShardResult
 
 
-class Random(Strategy):
+class Random(StreamShards):
     name = "random"
     summary = "uniformly random deals from a counter-based stream keyed by (seed, shard)"
-    keys = frozenset({"deals", "seed"})
-
-    def shard_count(self, config, space, params):
-        return shards_of(config.deals, config.shard_size)
-
-    def shard(self, config, space, params, k):
-        count = min(config.shard_size, config.deals - k * config.shard_size)
-        return ShardSpec({"seed": config.seed, "shard": k, "count": count, **bounds(config)})
 
     def run(self, space, params, deals) -> ShardResult:
         return run_random(space, **params)
