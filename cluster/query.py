@@ -37,9 +37,10 @@ def run_tables(uri: str, notes: list[str] | None = None) -> dict[str, pa.Table]:
     (shards of a stopped run not done, damaged shard files) is said in `notes`."""
     store = existing_run(uri)
     state = store.read_json(PROGRESS_JSON).get("state") if store.exists(PROGRESS_JSON) else None
-    running = store.live_holder() is not None
+    lock = store.read_lock()
+    running = lock is not None and store.is_live(lock)
     tables = None
-    if state in ("finished", "time limit", "interrupted") and store.read_lock() is None:
+    if state in ("finished", "time limit", "interrupted") and lock is None:
         try:
             tables = {name: store.read_parquet(f"{name}.parquet") for name in TABLES}
         except (OSError, pa.ArrowException):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -230,41 +232,43 @@ def test_a_dead_jobs_lock_is_taken_over_after_its_heartbeat_stops(reference_run,
     report = run_search(make_config(out, workers=2, **RANDOM))
     assert report.shards_done == 6 and not (out / "run.lock").exists()
     # The same lock with a fresh heartbeat belongs to a live job: refused.
-    store.write_json("run.lock", {**stale, "heartbeat": __import__("time").time()})
+    store.write_json("run.lock", {**stale, "heartbeat": time.time()})
     with pytest.raises(BmnError, match="being written by another job"):
         run_search(make_config(out, workers=2, **RANDOM))
     store.delete("run.lock")
     monkeypatch.setattr(cluster.storage, "LOCK_STALE_S", 0.0)
-    store.write_json("run.lock", {**stale, "heartbeat": __import__("time").time() - 1})
+    store.write_json("run.lock", {**stale, "heartbeat": time.time() - 1})
     assert run_search(make_config(out, workers=2, **RANDOM)).shards_done == 6
     assert_same_tables(want, tables_of(out))
 
 
-def test_a_run_of_another_table_schema_is_refused(reference_run):
-    out, want = reference_run
+@contextlib.contextmanager
+def run_json_changed(out, **changes):
+    """The run's run.json with some values changed, put back afterwards."""
     store = RunStore(str(out))
     original = store.read_json("run.json")
+    store.write_json("run.json", {**original, **changes})
     try:
-        store.write_json("run.json", {**original, "schema_version": 99})
-        with pytest.raises(BmnError, match="written with table schema 99, this bmn writes schema 1"):
-            run_search(make_config(out, workers=2, **RANDOM), resume=True)
+        yield store
     finally:
         store.write_json("run.json", original)
+
+
+def test_a_run_of_another_table_schema_is_refused(reference_run):
+    out, want = reference_run
+    with run_json_changed(out, schema_version=99):
+        with pytest.raises(BmnError, match="written with table schema 99, this bmn writes schema 1"):
+            run_search(make_config(out, workers=2, **RANDOM), resume=True)
     assert_same_tables(want, tables_of(out))
 
 
 def test_resuming_with_kernels_that_compute_something_else_is_refused(reference_run):
     out, want = reference_run
-    store = RunStore(str(out))
-    original = store.read_json("run.json")
-    try:
-        store.write_json("run.json", {**original, "results_version": 0, "code_version": "0.0.1+gold"})
+    with run_json_changed(out, results_version=0, code_version="0.0.1+gold") as store:
         with pytest.raises(BmnError, match=r"computed with results version 0 \(bmn 0.0.1\+gold\).*results version 1"):
             run_search(make_config(out, workers=2, **RANDOM), resume=True)
         summaries = read_summaries(store)
         assert {s["results_version"] for s in summaries.values()} == {1}  # each shard says what computed it
-    finally:
-        store.write_json("run.json", original)
 
 
 def test_exhaustive_ranks_past_64_bits_end_to_end(ray_address, tmp_path):
