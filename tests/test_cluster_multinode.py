@@ -41,13 +41,13 @@ def test_removing_a_node_mid_run_loses_nothing(cluster, tmp_path):
         busy, shard_id = found
         node_id, pid = busy.node_id, busy.pid
         node = next(n for n in nodes if n.node_id == node_id)
-        c.remove_node(node, allow_graceful=False)
-        # Removing a node stops its raylet and object store; its worker processes notice only
-        # later. A lost machine takes them at once: so does this test.
+        # A lost machine takes its processes at once: kill the worker first, while it is still
+        # computing the shard (removing the node takes a moment, in which the shard could finish).
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        c.remove_node(node, allow_graceful=False)
         removed.append((node_id, shard_id, coordinator))
 
     config = make_config(tmp_path, workers=2, **SEARCH)
