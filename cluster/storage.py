@@ -34,6 +34,7 @@ LOCK_STALE_S = 90.0
 # Object-store writes that fail are tried again this many times, waiting 0.5, 1, 2, 4 s between.
 WRITE_RETRIES = 4
 WRITE_BACKOFF_S = 0.5
+SMALL_TABLE_ROWS = 1000  # tables with fewer rows are written with a cheaper compression
 
 
 def _s3(uri: str) -> tuple[pafs.FileSystem, str]:
@@ -54,8 +55,10 @@ def _s3(uri: str) -> tuple[pafs.FileSystem, str]:
         options["scheme"] = query["scheme"]
     try:
         # A delayed open lets pyarrow send a small file as one PutObject instead of a three-request
-        # multipart upload: a third of the round trips for every shard file.
-        fs = pafs.S3FileSystem(allow_delayed_open=True, **options)
+        # multipart upload: a third of the round trips for every shard file. Writes are made in the
+        # calling thread (the coordinator's writer pool), not handed to pyarrow's I/O pool of 8
+        # threads, which would cap a slow store at 8 requests in flight.
+        fs = pafs.S3FileSystem(allow_delayed_open=True, background_writes=False, **options)
     except Exception as error:  # pyarrow raises ArrowInvalid and friends
         raise BmnError(f"cannot open {uri}: {error}") from None
     path = (parsed.netloc + parsed.path).rstrip("/")
@@ -136,7 +139,9 @@ class RunStore:
         return sorted(posixpath.basename(i.path.rstrip("/")) for i in infos)
 
     def read_parquet(self, rel: str) -> pa.Table:
-        return pq.read_table(self.path(rel), filesystem=self.fs)
+        # The whole file in one read (2 requests on an object store, where pyarrow's reader
+        # makes 5: it asks for the size and the footer before the data).
+        return pq.read_table(pa.BufferReader(self.read_bytes(rel)))
 
     def parquet_metadata(self, rel: str) -> dict[bytes, bytes]:
         with self.fs.open_input_file(self.path(rel)) as f:
@@ -180,7 +185,9 @@ class RunStore:
 
     def write_parquet(self, rel: str, table: pa.Table) -> None:
         sink = pa.BufferOutputStream()
-        pq.write_table(table, sink, compression="zstd")
+        # zstd for tables worth compressing (compacted files); a shard's small file is mostly its
+        # footer, and zstd's set-up per column would double the driver's CPU time for each one.
+        pq.write_table(table, sink, compression="zstd" if table.num_rows >= SMALL_TABLE_ROWS else "snappy")
         self.write_bytes(rel, sink.getvalue().to_pybytes())
 
     def move(self, rel: str, target_rel: str) -> None:

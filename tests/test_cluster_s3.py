@@ -75,3 +75,74 @@ def test_endpoint_from_the_environment(s3, tmp_path, monkeypatch):
     uri = "s3://bmn-runs/searches/two"
     report = run_search(make_config(uri, workers=1, **{**SEARCH, "deals": 10_000}))
     assert report.state == "finished" and RunStore(uri).exists("games.parquet")
+
+
+class _SlowCountingStore:
+    """moto's S3 behind a WSGI layer that holds every request `delay` seconds and counts how many
+    are in flight at once, and which requests are made."""
+
+    def __init__(self, delay: float):
+        import threading
+
+        from moto.server import create_backend_app
+
+        self.app, self.delay = create_backend_app("s3"), delay
+        self.lock, self.now, self.most, self.requests = threading.Lock(), 0, 0, []
+
+    def __call__(self, environ, start_response):
+        import time
+
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+            self.requests.append((environ["REQUEST_METHOD"], environ["PATH_INFO"]))
+        try:
+            time.sleep(self.delay)
+            return self.app(environ, start_response)
+        finally:
+            with self.lock:
+                self.now -= 1
+
+
+@pytest.fixture
+def slow_store():
+    import threading
+
+    from werkzeug.serving import make_server
+
+    store = _SlowCountingStore(0.2)
+    server = make_server("127.0.0.1", free_port(), store, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    endpoint = f"http://127.0.0.1:{server.server_port}"
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
+                           ("AWS_DEFAULT_REGION", "us-east-1")):
+            mp.setenv(key, value)
+        boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1").create_bucket(Bucket="bmn-slow")
+        yield store, endpoint
+    server.shutdown()
+
+
+def test_shard_files_go_to_a_slow_store_many_at_once_one_request_each(slow_store):
+    """The writer pool's threads each have a request in flight (pyarrow's own pool of 8 would cap
+    them at 8), each shard file is one PUT, and reading one back takes two requests."""
+    import concurrent.futures as futures
+
+    from cluster.coordinator import WRITE_THREADS
+    from cluster.tables import GAMES_SCHEMA, shard_file_name, shard_file_table, shard_summary
+
+    store, endpoint = slow_store
+    run = RunStore(f"s3://bmn-slow/run?endpoint_override={endpoint}")
+    files = 2 * WRITE_THREADS
+    store.requests.clear()
+    with futures.ThreadPoolExecutor(WRITE_THREADS) as pool:
+        for done in [pool.submit(run.write_parquet, shard_file_name(k), shard_file_table(
+                GAMES_SCHEMA.empty_table(), [shard_summary(k, "random", {}, None, status="done", elapsed_s=0,
+                                                           attempts=1, worker="", finished_at=0)]))
+                     for k in range(files)]:
+            done.result()
+    assert store.most >= 16, f"at most {store.most} requests in flight"
+    assert sorted(m for m, _ in store.requests) == ["PUT"] * files
+    store.requests.clear()
+    assert run.read_parquet(shard_file_name(3)).schema.metadata
+    assert len(store.requests) == 2, store.requests
