@@ -135,6 +135,8 @@ class Coordinator:
         self.session_deals = 0
         self.new = 0
         self._finished: set[int] | None = None
+        # The shard files read when the run was opened: the end of the run reads only the others.
+        self._read: dict[str, tuple] = {}
         self.set_aside: list[str] = []
         self.first_dispatch: float | None = None
         self.last_collect: float | None = None
@@ -182,7 +184,7 @@ class Coordinator:
     # -- the loop -------------------------------------------------------------------------------
     def _load(self) -> set[int]:
         if self._finished is None:
-            contents = read_contents(self.store)
+            contents = read_contents(self.store, self._read)
             if contents.damaged:
                 # A truncated or garbled shard file (a full disk, a half-copied run): kept aside,
                 # its shards counted as not done, so this run recomputes them.
@@ -258,6 +260,7 @@ class Coordinator:
             failure = error
         finally:
             self._kill_all()
+            self.health.close()
             beat.stop()
             try:
                 self._drain_writes(block=True, wait_all=True, hooks=False)
@@ -323,6 +326,7 @@ class Coordinator:
         self._write(shard_file_name(shard.id), shard_file_table(table, [summary]), summary)
 
     def _write(self, rel: str, table, summary: dict) -> None:
+        self._read.pop(rel, None)  # a shard recomputed now: its file is read again at the end
         self.writes.append((self.writer.submit(self.store.write_parquet, rel, table), rel, summary))
 
     def _drain_writes(self, block: bool = False, wait_all: bool = False, hooks: bool = True) -> None:
@@ -384,7 +388,7 @@ class Coordinator:
 
     def _finish(self, state: str, t0: float) -> None:
         try:
-            contents = read_contents(self.store)
+            contents = read_contents(self.store, self._read)
             tables = build_tables(contents)
             write_tables(self.store, tables)
             self.totals.cycle_ids = set(tables["cycles"].column("cycle_id").to_pylist())

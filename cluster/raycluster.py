@@ -88,6 +88,10 @@ class ClusterHealth:
             return "the Ray cluster's head node died"
         return None
 
+    def close(self) -> None:
+        """Let the checking thread go (without waiting for a control store that does not answer)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
     def _unreachable(self, why: str) -> str | None:
         now = time.time()
         if self.unreachable_since is None:

@@ -227,10 +227,16 @@ def read_summaries(store: RunStore, damaged: dict[str, str] | None = None) -> di
     return out
 
 
-def read_contents(store: RunStore) -> RunContents:
-    """Every shard file read in full; a file that cannot be read is named in `damaged` and skipped."""
+def read_contents(store: RunStore, known: dict[str, tuple] | None = None) -> RunContents:
+    """Every shard file read in full; a file that cannot be read is named in `damaged` and skipped.
+
+    `known` (file name -> what reading it gave) saves reading again the files read before: the
+    files it names are taken from it, and the files read now are added to it. The caller drops from
+    it any file it rewrites."""
 
     def whole(rel):
+        if known is not None and rel in known:
+            return known[rel]
         try:
             table = store.read_parquet(rel)
             summaries = _summaries_of(table.schema.metadata)
@@ -245,6 +251,8 @@ def read_contents(store: RunStore) -> RunContents:
         if isinstance(read, Exception):
             contents.damaged[rel] = _why(read)
             continue
+        if known is not None:
+            known[rel] = read
         table, summaries = read
         take = []
         for s in summaries:

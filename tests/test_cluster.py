@@ -119,6 +119,34 @@ def test_time_limit_then_resume(reference_run, tmp_path):
     report = run_search(make_config(tmp_path, workers=2, **RANDOM), resume=True)
     assert report.state == "finished"
     assert_same_tables(want, tables_of(tmp_path))
+    # the searches leave no thread of theirs behind (a notebook or a service runs many searches)
+    import threading
+
+    for thread in threading.enumerate():
+        if thread.name.startswith("bmn-"):
+            thread.join(timeout=5)
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("bmn-")]
+
+
+def test_a_resume_reads_each_shard_file_once(reference_run, tmp_path, monkeypatch):
+    _, want = reference_run
+    collected = []
+
+    def interrupt(coordinator):
+        collected.append(1)
+        if len(collected) == 3:
+            raise KeyboardInterrupt
+
+    assert run_search(make_config(tmp_path, workers=1, **RANDOM), on_shard_done=interrupt).state == "interrupted"
+    before = len(read_summaries(RunStore(str(tmp_path))))
+    assert 3 <= before < 6
+    reads = []
+    original = RunStore.read_parquet
+    monkeypatch.setattr(RunStore, "read_parquet", lambda store, rel: reads.append(rel) or original(store, rel))
+    assert run_search(make_config(tmp_path, workers=2, **RANDOM), resume=True).state == "finished"
+    # the files there at the start are read when the run opens, the new ones at the end: once each
+    assert sorted(reads) == sorted(set(reads)) and len(reads) == 6, reads
+    assert_same_tables(want, tables_of(tmp_path))
 
 
 def test_rerunning_the_same_search_skips_finished_shards(reference_run):
