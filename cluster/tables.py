@@ -37,8 +37,8 @@ SCHEMA_VERSION = 1
 SHARDS_DIR = "shards"
 DAMAGED_DIR = "damaged"  # damaged shard files are moved here (kept, never deleted)
 META_KEY = b"bmn.shards"
-# The names bmn gives shard files: one shard, or a compacted range. Any other file is not ours.
 READ_THREADS = 32  # shard files read at once
+# The names bmn gives shard files: one shard, or a compacted range. Any other file is not ours.
 SHARD_FILE = re.compile(r"^(\d{12}|c\d{12}-\d{12})\.parquet$")
 TABLES = ("games", "cycles", "shards", "histogram")
 
