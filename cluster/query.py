@@ -81,7 +81,15 @@ def combined_tables(uris: Sequence[str], notes: list[str] | None = None) -> dict
             merged[cards] = merged.get(cards, 0) + count
     histogram = pa.table({"cards": pa.array(sorted(merged), pa.int64()),
                           "games": pa.array([merged[k] for k in sorted(merged)], pa.int64())})
-    return {"games": games, "cycles": cycles_table(games), "shards": shards, "histogram": histogram}
+    # The cycles runs reported (census, cycles), each from the first run that has it: two runs may
+    # cover the same states, so their basins are not added up.
+    reported: dict[str, dict] = {}
+    for t in per_run:
+        for row in t["cycles"].to_pylist():
+            if row.get("state") is not None and row["cycle_id"] not in reported:
+                reported[row["cycle_id"]] = {**row, "shard": row["first_shard"]}
+    return {"games": games, "cycles": cycles_table(games, list(reported.values())), "shards": shards,
+            "histogram": histogram}
 
 
 def connect(tables: dict[str, pa.Table]) -> duckdb.DuckDBPyConnection:
@@ -157,5 +165,6 @@ def top_games(uris: Sequence[str], n: int = 10, by: str = "cards", notes: list[s
 
 
 def cycles_report(uris: Sequence[str], notes: list[str] | None = None) -> pa.Table:
-    return query(uris, "SELECT cycle_id, period_tricks, period_cards, deals, min_preperiod_tricks, "
-                       "max_preperiod_tricks, hands FROM cycles ORDER BY deals DESC, cycle_id", notes)
+    return query(uris, "SELECT cycle_id, deck, period_tricks, period_cards, deals, basin, complete, "
+                       "min_preperiod_tricks, max_preperiod_tricks, hands, state FROM cycles "
+                       "ORDER BY deals DESC, basin DESC NULLS LAST, cycle_id", notes)

@@ -9,7 +9,8 @@ many shard files into one, carrying their summaries along. Readers take each sha
 Summary tables (rebuilt from the shard files, the same whatever the number of workers, the
 order shards finished in, or the failures on the way):
     games      one row per candidate deal (a deal met twice is kept once: the first by shard, index)
-    cycles     one row per distinct cycle_id
+    cycles     one row per distinct cycle_id: every cycle a candidate deal enters, and every cycle a
+               shard reported finding (census, cycles) even if no candidate deal enters it
     shards     the manifest, one row per shard
     histogram  finite games by length in cards, merged over shards
 """
@@ -86,6 +87,10 @@ CYCLES_SCHEMA = pa.schema([
     ("first_shard", pa.int64()),
     ("min_preperiod_tricks", pa.int64()),
     ("max_preperiod_tricks", pa.int64()),
+    ("deck", pa.string()),
+    ("state", pa.string()),  # a state on the cycle as a deal, leader first (where a shard reported it)
+    ("basin", pa.int64()),  # census: trick-boundary states that enter it, summed over shards
+    ("complete", pa.bool_()),  # every balanced deal entering it is a row of games (null: not listed)
 ])
 
 HISTOGRAM_SCHEMA = pa.schema([("cards", pa.int64()), ("games", pa.int64())])
@@ -132,7 +137,9 @@ def shard_summary(shard_id: int, strategy: str, params: dict, result: ShardResul
             histogram={str(int(k)): int(result.histogram[k]) for k in nz},
             longest=None if result.longest is None else {
                 "hands": result.longest.hands, "index": result.longest.index, **result.longest.result.to_dict()},
-            cycle_ids=sorted({c.result.cycle_id for c in result.candidates if c.result.cycle_id}),
+            cycle_ids=sorted({c.result.cycle_id for c in result.candidates if c.result.cycle_id}
+                             | {row["cycle_id"] for row in result.cycle_rows}),
+            cycle_rows=[dict(row) for row in result.cycle_rows],
         )
     return summary
 
@@ -288,7 +295,7 @@ def build_tables(contents: RunContents) -> dict[str, pa.Table]:
         games = first_per_deal(games)
     return {
         "games": games,
-        "cycles": cycles_table(games),
+        "cycles": cycles_table(games, reported_cycles(contents.summaries)),
         "shards": manifest_table(contents.summaries),
         "histogram": histogram_table(contents.summaries),
     }
@@ -302,7 +309,17 @@ def first_per_deal(games: pa.Table) -> pa.Table:
     return games.take(pa.array(np.sort(first)))
 
 
-def cycles_table(games: pa.Table) -> pa.Table:
+def reported_cycles(summaries: dict[int, dict]) -> list[dict]:
+    """The cycles done shards reported finding (census, cycles), in shard order, with their shard."""
+    return [{**row, "shard": k} for k, s in sorted(summaries.items()) if s["status"] == "done"
+            for row in s.get("cycle_rows") or ()]
+
+
+def cycles_table(games: pa.Table, reported: list[dict] = ()) -> pa.Table:
+    """One row per cycle: from the candidate deals that enter it, and from the shards' reports.
+
+    Reports of one cycle merge: the first shard's state, the basins summed (a census's shards
+    hold disjoint states), complete if any shard listed its balanced deals completely."""
     rows: dict[str, dict] = {}
     for g in games.filter(pc.equal(games["outcome"], "cycle")).to_pylist() if games.num_rows else []:
         row = rows.get(g["cycle_id"])
@@ -311,11 +328,26 @@ def cycles_table(games: pa.Table) -> pa.Table:
                 "cycle_id": g["cycle_id"], "period_tricks": g["period_tricks"], "period_cards": g["period_cards"],
                 "hands": g["hands"], "deals": 1, "first_shard": g["shard"],
                 "min_preperiod_tricks": g["preperiod_tricks"], "max_preperiod_tricks": g["preperiod_tricks"],
+                "deck": g["deck"], "state": None, "basin": None, "complete": None,
             }
         else:
             row["deals"] += 1
             row["min_preperiod_tricks"] = min(row["min_preperiod_tricks"], g["preperiod_tricks"])
             row["max_preperiod_tricks"] = max(row["max_preperiod_tricks"], g["preperiod_tricks"])
+    for r in reported:
+        row = rows.get(r["cycle_id"])
+        if row is None:
+            row = rows[r["cycle_id"]] = {
+                "cycle_id": r["cycle_id"], "period_tricks": r["period_tricks"], "period_cards": r["period_cards"],
+                "hands": None, "deals": 0, "first_shard": r["shard"], "min_preperiod_tricks": None,
+                "max_preperiod_tricks": None, "deck": r["deck"], "state": None, "basin": None, "complete": None}
+        row["first_shard"] = min(row["first_shard"], r["shard"])
+        if row["state"] is None:
+            row["state"] = r["state"]
+        if r.get("basin") is not None:
+            row["basin"] = (row["basin"] or 0) + r["basin"]
+        if r.get("complete") is not None:
+            row["complete"] = bool(row["complete"]) or bool(r["complete"])
     ordered = sorted(rows.values(), key=lambda r: (r["first_shard"], r["cycle_id"]))
     return pa.Table.from_pylist(ordered, schema=CYCLES_SCHEMA)
 

@@ -52,7 +52,7 @@ class ShardRunner:
         t0 = time.perf_counter()
         result = run_shard(self.deck, self.split, shard)
         elapsed = time.perf_counter() - t0
-        table = games_table(result.candidates, shard.strategy, shard.id, self.deck, result.rank_base)
+        table = games_table(result.candidates, shard.strategy, shard.id, result.deck or self.deck, result.rank_base)
         summary = shard_summary(shard.id, shard.strategy, shard.params, result, status="done", elapsed_s=elapsed,
                                 attempts=1, worker=self.where, finished_at=time.time())
         return table, summary

@@ -33,6 +33,9 @@ SMALL = {
     "deals": dict(strategy="deals", min_cards=0, shard_size=2),
     "extend": dict(strategy="extend", min_cards=0, shard_size=2, extend={"max_states": 5_000}),
     "ancestors": dict(strategy="ancestors", deal=CASELLA, ancestors={"parts": 2}),
+    "census": dict(strategy="census", deck="0:6,1:2,2:2", shard_size=5000, census={"decks": ["0:4,1:2,2:2"]}),
+    "cycles": dict(strategy="cycles", deck="0:8,1:2,2:2,3:2,4:2", seed=3,
+                   cycles={"beams": 2, "tries": 8_000, "seed_plain": 6, "seed_states": 4_000, "variations": 300}),
 }
 INPUTS = ["-J------Q------AAA-----QQ-/K----JA-----------KQ-K-JJK", CASELLA,
           "Q-Q-Q--J------J---K----AA-/---K-JA----Q-K--J-A------K"]

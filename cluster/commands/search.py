@@ -129,8 +129,11 @@ def print_report(report: RunReport, as_json: bool) -> int:
         print("longest games:")
         for g in report.longest[:3]:
             print(f"  {g['cards']:>6} cards {g['tricks']:>5} tricks  hand {g['winner']} wins  {g['hands']}")
-    print(f"cycles: {report.cycles} distinct")
     uri = report.uri
+    if report.cycles:
+        print(f"cycles: {report.cycles} distinct (bmn cycles {uri})")
+    else:
+        print("cycles: no cycle found")
     print(f"tables: {uri}/games.parquet, cycles.parquet, shards.parquet, histogram.parquet")
     print(f"query:  bmn query {uri} \"SELECT hands, cards, tricks FROM games ORDER BY cards DESC LIMIT 10\"")
     print("replay: bmn play HAND/HAND")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..dealspace import DealSpace
 from ..errors import BmnError
-from . import ancestors, climb, deals, exhaustive, extend, longest, random
+from . import ancestors, census, climb, cycles, deals, exhaustive, extend, longest, random
 from .ancestors import run_ancestors
 from .base import Param, ShardSpec, Strategy
 from .climb import run_climb
@@ -31,6 +31,8 @@ REGISTRY: dict[str, Strategy] = {s.name: s for s in (
     extend.STRATEGY,
     ancestors.STRATEGY,
     deals.STRATEGY,
+    census.STRATEGY,
+    cycles.STRATEGY,
 )}
 STRATEGIES = tuple(REGISTRY)
 

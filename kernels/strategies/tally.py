@@ -36,6 +36,15 @@ class Candidate:
     result: GameResult
 
 
+# A found cycle, as a shard reports it:
+#   cycle_id, period_tricks, period_cards  as in the games table
+#   deck      the deck it is a cycle of (VALUE:COUNT,... or a name)
+#   state     its canonical state written as a deal, the leader's hand first (kernels/cyclestate.py)
+#   basin     trick-boundary states of the shard that enter it (census; None where not counted)
+#   complete  every balanced deal entering it is among the shard's candidates (None: not listed)
+CYCLE_ROW_KEYS = ("cycle_id", "period_tricks", "period_cards", "deck", "state", "basin", "complete")
+
+
 @dataclass
 class ShardResult:
     """A shard's statistics (mergeable by addition) and its candidate games."""
@@ -49,6 +58,10 @@ class ShardResult:
     longest: Candidate | None = None
     candidates: list[Candidate] = field(default_factory=list)
     rank_base: int | None = None  # exhaustive: a candidate's rank is rank_base + its index
+    # Cycles the shard found, each once, whether or not a candidate deal enters them (census,
+    # cycles): dicts with the keys of CYCLE_ROW_KEYS.
+    cycle_rows: list[dict] = field(default_factory=list)
+    deck: str | None = None  # the deck of its games where it is not the run's (a census of several)
 
     @classmethod
     def empty(cls, players: int) -> "ShardResult":

@@ -1,0 +1,164 @@
+"""`census`: every trick-boundary state of small decks played, and every cycle counted exactly.
+
+A trick-boundary state is the hands, top card first, and who leads. Seen from the leader's seat
+(the leader's hand first, then the next player's clockwise) it is a deal in which hand 1 leads,
+so the states of a deck are the deals of every split in which each hand holds a card: for two
+players and N cards, the N-1 splits 1/N-1 ... N-1/1 of every ordering of the deck. (A state with
+hand 2 leading is the same game as its mirror with hand 1 leading: counted once, from the
+leader's seat, as cycle identity counts it. With 3+ players, states in which some hand is empty
+are left out: they are the states of a game with fewer players still holding cards.)
+
+A census run plays each of those states to its end or its cycle (the sweep kernel of the
+`exhaustive` strategy, split by split; shard k = a rank range of one split of one deck) and:
+  - reports every cycle met, once per shard, with its canonical state (kernels/cyclestate.py)
+    and its basin there: the states of the shard whose game enters it (the cycle's own states
+    included). The cycles table adds the shards' basins up: exact, since shards are disjoint.
+  - keeps as candidates the *balanced deals* (the deck's default split: 26/26, 20/20, ...) that
+    enter a cycle: the games table gets one row each, and the cycles table's `deals` counts them.
+Finite games are tallied (histogram, wins, longest) for the balanced split only: a state of
+another split is not a deal. The shards' `deals` column counts states played.
+
+`[census] decks = ["0:8,1:2,2:2,3:2", ...]` adds compositions to the run's `deck`; each is
+censused whole. A census is for small decks: a deck with more than MAX_STATES states is refused.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+from ..cyclestate import cycle_state
+from ..dealspace import DealSpace, _multinomial
+from ..decks import parse_deck, parse_split
+from ..errors import BmnError
+from ..notation import parse_deal
+from .base import Param, ShardSpec, Strategy, shards_of
+from .sweep import run_exhaustive
+from .tally import ShardResult
+
+MAX_STATES = 10**12  # states per census run at most (10^12 states: days of a large cluster)
+NO_FINITE = 2**62  # min_cards for the sweep kernel: only cycles are candidates
+
+
+def splits_of(total: int, players: int) -> list[tuple[int, ...]]:
+    """Every split of `total` cards into `players` non-empty hands, in lexicographic order."""
+    # Stars and bars: the cut points between hands.
+    return [tuple(b - a for a, b in zip((0,) + cuts, cuts + (total,)))
+            for cuts in combinations(range(1, total), players - 1)]
+
+
+def census_decks(config, params: dict) -> list[str]:
+    """The run's compositions: its deck, then the table's, each once (canonical specs)."""
+    specs = []
+    for text in [config.deck, *params.get("decks", ())]:
+        spec = parse_deck(text).spec()
+        if spec not in specs:
+            specs.append(spec)
+    return specs
+
+
+def census_layout(config, params: dict) -> list[tuple[str, tuple[int, ...], int, int]]:
+    """(deck, split, states, shards) for each split of each composition, in shard order."""
+    layout = []
+    for spec in census_decks(config, params):
+        deck = parse_deck(spec)
+        states = _multinomial(deck.counts)
+        for split in splits_of(deck.total, config.players):
+            layout.append((spec, split, states, shards_of(states, config.shard_size)))
+    return layout
+
+
+def run_census(deck: str, split, lo: int, hi: int, balanced: bool) -> ShardResult:
+    """States [lo, hi) of one split of a deck, as one census shard."""
+    space = DealSpace.of(parse_deck(deck), list(split))
+    played = run_exhaustive(space, lo, hi, min_cards=NO_FINITE)
+    result = ShardResult.empty(space.players)
+    result.deals, result.cards, result.cycles = played.deals, played.cards, played.cycles
+    result.rank_base = played.rank_base
+    result.deck = space.deck.spec()
+    if balanced:
+        result.wins, result.histogram, result.longest = played.wins, played.histogram, played.longest
+        result.candidates = played.candidates
+    rows: dict[str, dict] = {}
+    for c in played.candidates:
+        row = rows.get(c.result.cycle_id)
+        if row is None:
+            rows[c.result.cycle_id] = {
+                "cycle_id": c.result.cycle_id, "period_tricks": c.result.period_tricks,
+                "period_cards": c.result.period_cards, "deck": space.deck.spec(),
+                "state": cycle_state(parse_deal(c.hands)), "basin": 1, "complete": None,
+            }
+        else:
+            row["basin"] += 1
+    result.cycle_rows = sorted(rows.values(), key=lambda r: r["cycle_id"])
+    return result
+
+
+class Census(Strategy):
+    name = "census"
+    summary = "every trick-boundary state of small decks: every cycle with its basin and balanced deals"
+    params = (
+        Param("decks", [], "more compositions censused in the same run (deck specs)", kind=list),
+    )
+
+    def check(self, config, space, params, where):
+        if config.split is not None:
+            raise BmnError(f"{where}: a census plays every split; leave split out (balanced deals use the "
+                           f"deck's equal split)")
+        for text in params["decks"]:
+            try:
+                DealSpace.of(parse_deck(text), None, config.players)
+            except BmnError as error:
+                raise BmnError(f"{where}: census.decks: {text!r}: {error}") from None
+        total = sum(states * len(splits_of(parse_deck(spec).total, config.players))
+                    for spec, states in ((s, _multinomial(parse_deck(s).counts)) for s in census_decks(config, params)))
+        if total > MAX_STATES:
+            raise BmnError(f"{where}: a census of this deck plays {total:.3g} states, more than {MAX_STATES:.0e}; "
+                           f"a census is for small decks (use the cycles strategy for large ones)")
+        for spec in census_decks(config, params):
+            if parse_deck(spec).total < config.players:
+                raise BmnError(f"{where}: census.decks: {spec} has fewer cards than players")
+
+    def shard_count(self, config, space, params):
+        return sum(shards for *_, shards in census_layout(config, params))
+
+    def shard(self, config, space, params, k):
+        for spec, split, states, shards in census_layout(config, params):
+            if k < shards:
+                lo = k * config.shard_size
+                balanced = tuple(split) == parse_split(None, parse_deck(spec), config.players)
+                return ShardSpec({"deck": spec, "split": list(split), "lo": lo,
+                                  "hi": min(states, lo + config.shard_size), "balanced": balanced})
+            k -= shards
+        raise IndexError(k)
+
+    def run(self, space, params, deals) -> ShardResult:
+        return run_census(**params)
+
+    def warm_up(self, space):
+        run_census("0:2,1:1,2:1", (2, 2), 0, 12, True)
+
+
+STRATEGY = Census()
+
+
+def census_counts(deck: str, players: int = 2) -> dict[str, dict]:
+    """The whole census of one deck in this process (for tests and notebooks): cycle_id -> row
+    with the basin summed and `deals`, the balanced deals entering it."""
+    spec = parse_deck(deck).spec()
+    states = _multinomial(parse_deck(spec).counts)
+    try:
+        balanced = parse_split(None, parse_deck(spec), players)
+    except BmnError:
+        balanced = None  # an odd deck has no balanced deals
+    out: dict[str, dict] = {}
+    for split in splits_of(parse_deck(spec).total, players):
+        part = run_census(spec, split, 0, states, tuple(split) == balanced)
+        for row in part.cycle_rows:
+            mine = out.setdefault(row["cycle_id"], {**row, "basin": 0, "deals": 0})
+            mine["basin"] += row["basin"]
+        for c in part.candidates:
+            out[c.result.cycle_id]["deals"] += 1
+    return out
+
+
+__all__ = ["Census", "STRATEGY", "census_counts", "run_census", "splits_of"]

@@ -1,0 +1,88 @@
+"""The cycle factory (kernels/strategies/cycles.py) against exhaustive search of a small deck."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+
+from cluster.config import build_config
+from kernels.decks import parse_deck
+from kernels.engines.reference import play_reference
+from kernels.errors import BmnError
+from kernels.notation import parse_deal
+from kernels.strategies import run_exhaustive
+from kernels.strategies.cycles import run_cycles
+
+from helpers import space
+
+# 16 cards of the standard kind (2 of each penalty value): 168 cycles in all (census), grown from
+# seed cycles of 14 cards (6 plain; 18 cycles).
+DECK = "0:8,1:2,2:2,3:2,4:2"
+PARAMS = {"seed_plain": 6, "tries": 100_000}
+
+
+@pytest.fixture(scope="module")
+def exhaustive_cycles():
+    """cycle_id -> the balanced deals entering it, by exhaustive search of all 8/8 deals."""
+    deals = space(DECK)
+    result = run_exhaustive(deals, 0, deals.count, min_cards=10**9)
+    out = defaultdict(set)
+    for c in result.candidates:
+        out[c.result.cycle_id].add(c.hands)
+    return dict(out)
+
+
+@pytest.fixture(scope="module")
+def factory():
+    return [run_cycles(parse_deck(DECK), 1, shard, PARAMS) for shard in range(2)]
+
+
+def test_the_factory_finds_the_cycles_exhaustive_search_finds_with_their_deals(factory, exhaustive_cycles):
+    found = defaultdict(set)
+    for shard in factory:
+        listed = {row["cycle_id"]: row for row in shard.cycle_rows}
+        assert all(row["complete"] and row["deck"] == DECK for row in listed.values())
+        for c in shard.candidates:
+            assert c.result.outcome == "cycle" and c.result.cycle_id in listed
+            found[c.result.cycle_id].add(c.hands)
+        for cid in listed:
+            # Each shard lists all the balanced deals of each cycle it found.
+            assert {c.hands for c in shard.candidates if c.result.cycle_id == cid} == exhaustive_cycles.get(cid, set())
+    assert dict(found) == exhaustive_cycles  # two beams find every cycle a balanced deal enters
+
+
+def test_reported_states_and_deals_replay_on_the_reference(factory):
+    shard = factory[0]
+    for row in shard.cycle_rows[:20]:
+        r = play_reference(parse_deal(row["state"]))
+        assert (r.outcome, r.cycle_id, r.preperiod_tricks, r.period_tricks) == ("cycle", row["cycle_id"], 0,
+                                                                                 row["period_tricks"])
+    for c in shard.candidates[::200]:
+        assert play_reference(parse_deal(c.hands)) == c.result
+
+
+def test_a_beam_is_a_function_of_seed_and_shard(factory):
+    again = run_cycles(parse_deck(DECK), 1, 0, PARAMS)
+    assert again.cycle_rows == factory[0].cycle_rows
+    assert [(c.hands, c.index, c.result) for c in again.candidates] == \
+           [(c.hands, c.index, c.result) for c in factory[0].candidates]
+    assert (again.deals, again.cycles) == (factory[0].deals, factory[0].cycles)
+    other = run_cycles(parse_deck(DECK), 2, 0, PARAMS)
+    assert other.deals and other.cycle_rows != factory[0].cycle_rows
+
+
+def test_a_deck_with_one_penalty_card_ends_with_no_cycle():
+    result = run_cycles(parse_deck("0:15,1:1"), 1, 0, {"tries": 10**9})
+    assert result.cycle_rows == [] and result.candidates == [] and result.deals == 20_000
+
+
+@pytest.mark.parametrize("values,message", [
+    (dict(strategy="cycles", deck="0:10,1:2,2:2,3:2,4:2", players=3), "needs two players with equal hands"),
+    (dict(strategy="cycles", deck="0:7,1:2,2:2,3:2,4:2", split="8,7"), "needs two players with equal hands"),
+    (dict(strategy="cycles", deck=DECK, cycles={"width": 0}), r"cycles.width must be a whole number >= 1"),
+    (dict(strategy="cycles", deck=DECK, cycles={"beam": 3}), "unknown key 'beam'"),
+])
+def test_bad_factory_configs_are_refused(values, message):
+    with pytest.raises(BmnError, match=message):
+        build_config(values)

@@ -1,0 +1,78 @@
+"""The census and the cycle factory as searches on a real local Ray: the cycles table's rows (state,
+basin, balanced deals, complete), 2 workers against the kernels called directly, and `bmn cycles`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import ray
+
+from cluster.coordinator import run_search
+from cluster.query import cycles_report, query
+from kernels.engines.reference import play_reference
+from kernels.notation import parse_deal
+from kernels.strategies.census import census_counts
+
+from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of
+
+BMN = Path(sys.executable).parent / "bmn"
+
+
+@pytest.fixture(scope="module")
+def ray_address():
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    yield ray.get_runtime_context().gcs_address
+    ray.shutdown()
+
+
+def test_a_census_of_two_decks_on_two_workers(ray_address, tmp_path):
+    config = make_config(tmp_path, workers=2, strategy="census", deck="0:6,1:2,2:2", shard_size=100_000,
+                         census={"decks": ["0:8,1:2,2:2,3:2"]})
+    report = run_search(config)
+    assert report.state == "finished" and report.shards_done == 9 + 13 * 3 and report.cycles == 5
+    tables = tables_of(tmp_path)
+    assert_same_tables(tables, direct_tables(config))
+    expected = {**census_counts("0:6,1:2,2:2"), **census_counts("0:8,1:2,2:2,3:2")}
+    cycles = {row["cycle_id"]: row for row in tables["cycles"].to_pylist()}
+    assert set(cycles) == set(expected)
+    for cid, row in cycles.items():
+        want = expected[cid]
+        assert (row["basin"], row["deals"], row["deck"], row["state"], row["period_tricks"]) == \
+               (want["basin"], want["deals"], want["deck"], want["state"], want["period_tricks"])
+        r = play_reference(parse_deal(row["state"]))
+        assert (r.cycle_id, r.preperiod_tricks) == (cid, 0)
+    games = tables["games"].to_pylist()
+    assert len(games) == 7 + 90 and {g["outcome"] for g in games} == {"cycle"}
+    assert all(len(g["hands"].split("/")[0]) == len(g["hands"].split("/")[1]) for g in games)  # balanced deals
+    per_deck = query([str(tmp_path)], "SELECT deck, count(*) AS cycles, sum(basin) AS basin FROM cycles "
+                                      "GROUP BY deck ORDER BY deck").to_pylist()
+    assert per_deck == [{"deck": "0:6,1:2,2:2", "cycles": 1, "basin": 43},
+                        {"deck": "0:8,1:2,2:2,3:2", "cycles": 4, "basin": 864}]
+
+
+def test_the_factory_on_two_workers_and_bmn_cycles(ray_address, tmp_path):
+    config = make_config(tmp_path, workers=2, strategy="cycles", deck="0:8,1:2,2:2,3:2,4:2", seed=3,
+                         cycles={"beams": 3, "tries": 20_000, "seed_plain": 6, "seed_states": 5_000, "variations": 500})
+    report = run_search(config)
+    assert report.state == "finished" and report.shards_done == 3 and report.cycles > 0
+    tables = tables_of(tmp_path)
+    assert_same_tables(tables, direct_tables(config))
+    games = tables["games"].to_pylist()
+    for row in tables["cycles"].to_pylist():
+        assert row["complete"] is True and row["state"] and row["basin"] is None
+        assert row["deals"] == sum(g["cycle_id"] == row["cycle_id"] for g in games)
+    shown = cycles_report([str(tmp_path)]).to_pylist()
+    assert {r["cycle_id"] for r in shown} == {r["cycle_id"] for r in tables["cycles"].to_pylist()}
+    out = subprocess.run([str(BMN), "cycles", str(tmp_path)], capture_output=True, text=True, check=True).stdout
+    assert "state" in out and "complete" in out and shown[0]["cycle_id"] in out
+
+
+def test_a_deck_where_no_cycle_is_built_says_so(ray_address, tmp_path):
+    args = [str(BMN), "search", "--strategy", "cycles", "--deck", "0:15,1:1", "--out", str(tmp_path / "none"),
+            "--address", ray_address, "--workers", "2", "--no-progress"]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "finished: 256 of 256 shards done" in done.stdout and "cycles: no cycle found" in done.stdout
