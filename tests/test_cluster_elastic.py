@@ -5,6 +5,7 @@ an actor per CPU, and the tables are those of a run on a fixed cluster."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 import ray
@@ -45,12 +46,18 @@ def test_the_search_waits_for_cpus_then_grows_with_the_cluster_and_survives_a_no
     seen: dict[str, set] = {}
     shards_done = []
     result = {}
+    joined: list[str] = []
 
     def hook(coordinator):
         shards_done.append(coordinator.totals.done)
         for actor in coordinator.actors:
             if actor.ready:
                 seen.setdefault(actor.node_id, set()).add(actor.pid)
+        if joined and len(seen.get(joined[0], ())) < 2:
+            # Until the second node's two actors are up, the one on the first node must not finish
+            # the whole search alone (starting a worker process can take longer than the search
+            # on a busy 2-core machine): each shard it hands in waits a little.
+            time.sleep(2.0)
 
     def search():
         try:
@@ -66,6 +73,7 @@ def test_the_search_waits_for_cpus_then_grows_with_the_cluster_and_survives_a_no
     first = cluster.add_node(num_cpus=1)
     assert wait_for(lambda: len(shards_done) >= 5, timeout=120)
     second = cluster.add_node(num_cpus=2)
+    joined.append(second.node_id)
     assert wait_for(lambda: second.node_id in seen and len(seen[second.node_id]) == 2, timeout=120)
     cluster.remove_node(first, allow_graceful=False)
     runner.join(timeout=300)

@@ -19,7 +19,7 @@ from helpers import space
 # 16 cards of the standard kind (2 of each penalty value): 168 cycles in all (census), grown from
 # seed cycles of 14 cards (6 plain; 18 cycles).
 DECK = "0:8,1:2,2:2,3:2,4:2"
-PARAMS = {"seed_plain": 6, "tries": 100_000}
+PARAMS = {"seed_deck": "0:6,1:2,2:2,3:2,4:2", "tries": 100_000}
 
 
 @pytest.fixture(scope="module")
@@ -86,3 +86,13 @@ def test_a_deck_with_one_penalty_card_ends_with_no_cycle():
 def test_bad_factory_configs_are_refused(values, message):
     with pytest.raises(BmnError, match=message):
         build_config(values)
+
+
+def test_a_seed_deck_must_be_part_of_the_deck():
+    with pytest.raises(BmnError, match="cycles.seed_deck 0:8,1:3 must be a smaller part of the deck"):
+        build_config(dict(strategy="cycles", deck=DECK, cycles={"seed_deck": "0:8,1:3"}))
+    with pytest.raises(BmnError, match="cycles.seed_deck must be text"):
+        build_config(dict(strategy="cycles", deck=DECK, cycles={"seed_deck": 3}))
+    # Without seed_deck, each start draws a seed deck near seed_plain / seed_penalty: beams still find cycles.
+    drawn = run_cycles(parse_deck(DECK), 1, 0, {"tries": 100_000, "seed_states": 5_000})
+    assert drawn.cycle_rows and all(row["deck"] == DECK for row in drawn.cycle_rows)

@@ -55,7 +55,8 @@ def test_a_census_of_two_decks_on_two_workers(ray_address, tmp_path):
 
 def test_the_factory_on_two_workers_and_bmn_cycles(ray_address, tmp_path):
     config = make_config(tmp_path, workers=2, strategy="cycles", deck="0:8,1:2,2:2,3:2,4:2", seed=3,
-                         cycles={"beams": 3, "tries": 20_000, "seed_plain": 6, "seed_states": 5_000, "variations": 500})
+                         cycles={"beams": 3, "tries": 20_000, "seed_deck": "0:6,1:2,2:2,3:2,4:2", "seed_states": 5_000,
+                                 "variations": 500})
     report = run_search(config)
     assert report.state == "finished" and report.shards_done == 3 and report.cycles > 0
     tables = tables_of(tmp_path)

@@ -36,7 +36,7 @@ class Param:
     doc: str
     minimum: float = 1
     maximum: float | None = None
-    kind: type = int  # int; float for a number that may have a fraction; list for a list of text
+    kind: type = int  # int; float for a number that may have a fraction; str for text; list for a list of text
     optional: bool = False  # None (no limit) is allowed
 
     def coerce(self, value: Any, where: str, table: str) -> Any:
@@ -47,6 +47,10 @@ class Param:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise BmnError(f"{where}: {key} must be a list of text, such as [\"0:8,1:2,2:2\"], got {value!r}")
             return list(value)
+        if self.kind is str:
+            if not isinstance(value, str):
+                raise BmnError(f"{where}: {key} must be text, got {value!r}")
+            return value
         if self.kind is float:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not self._in_range(value):
                 bounds = f"between {self.minimum:g} and {self.maximum:g}" if self.maximum is not None \

@@ -4,10 +4,10 @@ Random deals of a full deck almost never cycle (none in 4 million standard state
 states of small decks often do (2.4e-4 of the states of 8 plain cards and 2 of each penalty
 value). A shard is one independent beam, with its own random stream (seed, shard):
 
-1. **Seeds.** `seed_states` random states of the seed deck (`seed_penalty` cards of each penalty
-   value of the target deck and `seed_plain` plain cards, at most the deck's; a random split,
-   hand 1 leading) are played; every distinct cycle met is a seed, written as its canonical
-   state (kernels/cyclestate.py).
+1. **Seeds.** `seed_states` random states of a seed deck (`seed_penalty` or one more cards of
+   each penalty value of the target deck and `seed_plain` or two more plain cards, drawn at each
+   start, at most the deck's; or `seed_deck`; a random split, hand 1 leading) are played; every
+   distinct cycle met is a seed, written as its canonical state (kernels/cyclestate.py).
 2. **Growth.** Each generation, every cycle of the beam gets its insertions: one card of a value
    the target deck still lacks, at any place of either hand of any state of its cycle (all of
    them when there are at most `children`, else `children` drawn at random). The children are
@@ -48,9 +48,11 @@ from .tally import Candidate, ShardResult
 
 PARAMS = (
     Param("beams", 256, "shards: independent beams, each with its own random stream"),
-    Param("tries", 300_000, "games a beam plays at most (children and seed states)"),
+    Param("tries", 20_000_000, "games a beam plays at most (children and seed states)"),
     Param("seed_plain", 8, "plain cards of the seed deck", minimum=0),
     Param("seed_penalty", 2, "cards of each penalty value in the seed deck (at most the deck's)", minimum=0),
+    Param("seed_deck", None, "the seed deck itself, cards of the deck (instead of seed_plain and seed_penalty)",
+          kind=str, optional=True),
     Param("seed_states", 20_000, "random states of the seed deck played for seeds", minimum=0),
     Param("width", 64, "cycles kept per generation"),
     Param("children", 4096, "insertions tried per cycle per generation (all of them, if fewer)"),
@@ -152,6 +154,8 @@ class Beam:
         self.finds: dict[str, tuple] = {}  # cycle_id -> canonical state (hands)
         # A beam's cycles are (cycle_id, canonical state as a pair of hands).
         self.deaths: list[int] = []  # the size at which each beam died
+        # Measured survival of each move: move -> {size of the parent: [tried, still cycling]}.
+        self.moves: dict[str, dict[int, list[int]]] = {"single": {}, "pair": {}, "vary": {}}
 
     def player(self, total: int) -> Player:
         if total not in self.players:
@@ -166,8 +170,15 @@ class Beam:
         return self.p["tries"] - self.games
 
     def seed_deck(self) -> np.ndarray:
-        counts = np.minimum(self.target, self.p["seed_penalty"])
-        counts[0] = min(self.p["seed_plain"], int(self.target[0]))
+        if self.p["seed_deck"]:
+            return np.array(parse_deck(self.p["seed_deck"]).counts, dtype=np.int64)
+        # A composition near the default, drawn per restart: seed_plain or 2 more plain cards, and
+        # seed_penalty or 1 more of each penalty value. Which small decks are rich in cycles
+        # differs between kinds of deck (census, benchmarks/README.md), so beams try several.
+        counts = np.minimum(self.target, self.p["seed_penalty"] + self.rng.integers(0, 2, size=len(self.target)))
+        counts[0] = min(self.p["seed_plain"] + 2 * int(self.rng.integers(0, 2)), int(self.target[0]))
+        while counts.sum() >= self.total and counts[0] > 0:
+            counts[0] -= 1  # a seed deck is smaller than the target
         return counts
 
     def distinct(self, rows, cuts, out) -> list[tuple]:
@@ -253,7 +264,13 @@ class Beam:
         budget = max(0, self.left())
         rows, cuts = rows[:budget], cuts[:budget]
         out = self.player(rows.shape[1]).play(rows, cuts)
+        self.count("pair" if pairs else "single", rows.shape[1] - (2 if pairs else 1), out)
         return self.distinct(rows, cuts, out)
+
+    def count(self, move: str, size: int, out: np.ndarray) -> None:
+        tally = self.moves[move].setdefault(size, [0, 0])
+        tally[0] += out.shape[0]
+        tally[1] += int((out[:, F_OUTCOME] == CYCLE).sum())
 
     def vary(self, state: tuple) -> list[tuple]:
         """Swaps and moves around a target cycle: the distinct target cycles they reach."""
@@ -280,6 +297,7 @@ class Beam:
                 cut = min(max(cut, 1), self.total - 1)
             rows[i], cuts[i] = row, cut
         out = self.player(self.total).play(rows, cuts)
+        self.count("vary", self.total, out)
         return self.distinct(rows, cuts, out)
 
     def run(self) -> None:
@@ -331,7 +349,7 @@ def run_cycles(deck: Deck, seed: int, shard: int, params: dict | None = None,
         for found in listed.deals:
             result.candidates.append(Candidate(found.hands, len(result.candidates), found.result))
     if stats is not None:
-        stats.update(games=beam.games, finds=len(beam.finds), deaths=list(beam.deaths))
+        stats.update(games=beam.games, finds=len(beam.finds), deaths=list(beam.deaths), moves=beam.moves)
     return result
 
 
@@ -341,6 +359,13 @@ class Cycles(Strategy):
     params = PARAMS
     keys = frozenset({"seed"})
     backward = True
+
+    def check(self, config, space, params, where):
+        if params["seed_deck"] is not None:
+            seed = parse_deck(params["seed_deck"])
+            if any(a > b for a, b in zip(seed.counts, space.deck.counts)) or seed.total >= space.deck.total:
+                raise BmnError(f"{where}: cycles.seed_deck {seed.spec()} must be a smaller part of the deck "
+                               f"{space.deck.spec()}")
 
     def shard_count(self, config, space, params):
         return params["beams"]
