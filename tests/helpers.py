@@ -15,6 +15,9 @@ DATA = Path(__file__).parent / "data"
 KERNELS = ("fast", "percard", "general")
 CASELLA = "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA"
 CASELLA_ID = "e1fabb73dac32ded"  # FNV-1a of the canonical state (docs/rules.md, "Cycle ids")
+# The first published Camicia cycle (Riccardo Zanotto, 2017): a balanced 20/20 deal on its own cycle.
+ZANOTTO = "--K-Q-Q-K-KJ-----KJ-/--J--Q----Q-------J-"
+ZANOTTO_ID = "cde82a86f0aeca09"
 STANDARD = DealSpace.of(parse_deck("standard"))
 
 

@@ -1,0 +1,75 @@
+"""The two published cycles reachable from balanced deals: Casella's (standard deck, 2024) and
+Zanotto's (Camicia, 2017). Their figures on every engine, every balanced deal that enters them
+(backward play, each replayed on the reference player), and the structure the cycle research
+measures against (benchmarks/README.md, "Cycles by construction"): both are quasi-periodic, the
+same pattern of penalty cards coming back within the period with some penalty values exchanged."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernels.backward import ancestors
+from kernels.engines.reference import Game, play_reference
+from kernels.notation import parse_deal
+
+from helpers import CASELLA, CASELLA_ID, ZANOTTO, ZANOTTO_ID, play_engine
+
+
+def test_zanotto_camicia_cycle_figures(engine):
+    r = play_engine(parse_deal(ZANOTTO), engine)
+    assert (r.outcome, r.winner, r.cycle_id) == ("cycle", None, ZANOTTO_ID)
+    assert (r.preperiod_tricks, r.preperiod_cards) == (0, 0)  # the deal is a state of its cycle
+    assert (r.period_tricks, r.period_cards) == (84, 546)
+    assert (r.tricks, r.cards) == (84, 546)
+
+
+def test_every_balanced_deal_entering_the_camicia_cycle():
+    back = ancestors(parse_deal(ZANOTTO), max_states=1_000_000)
+    assert not back.truncated
+    hands = {d.hands for d in back.deals}
+    assert back.count == len(hands) == 90 and ZANOTTO in hands
+    for d in back.deals:
+        deal = parse_deal(d.hands)
+        assert [len(h) for h in deal] == [20, 20]
+        r = play_reference(deal)
+        assert (r.outcome, r.cycle_id) == ("cycle", ZANOTTO_ID)
+        assert (r.tricks, r.cards) == (d.result.tricks, d.result.cards)
+
+
+def trick_states(deal: str, count: int) -> list[tuple[int, tuple]]:
+    game = Game(parse_deal(deal))
+    states = []
+    for _ in range(count):
+        states.append(game.state())
+        game.play_trick()
+    return states
+
+
+def shape(state) -> tuple:
+    """Who leads and where the penalty cards lie, values forgotten."""
+    lead, hands = state
+    return lead, tuple(tuple(v > 0 for v in h) for h in hands)
+
+
+@pytest.mark.parametrize("deal, period, first, sub", [(ZANOTTO, 84, 0, 28), (CASELLA, 62, 4, 31)],
+                         ids=["zanotto", "casella"])
+def test_known_cycles_are_quasi_periodic(deal, period, first, sub):
+    states = trick_states(deal, first + period + 1)
+    cycle = states[first:]
+    assert cycle[period] == cycle[0]
+    # After `sub` tricks the same pattern of penalty cards is back, with the same leader, but it
+    # is not the same state: some penalty values have changed places.
+    for t in range(period):
+        assert shape(cycle[(t + sub) % period]) == shape(cycle[t])
+        assert cycle[(t + sub) % period] != cycle[t]
+    assert all(shape(cycle[t]) != shape(cycle[0]) for t in range(1, sub))
+
+
+def test_the_camicia_cycle_is_its_own_mirror_after_half_a_period():
+    cycle = trick_states(ZANOTTO, 84)
+    lead, hands = cycle[0]
+    assert cycle[42] == (1 - lead, (hands[1], hands[0]))
+
+
+def test_the_known_cycle_ids_differ():
+    assert play_reference(parse_deal(CASELLA)).cycle_id == CASELLA_ID != ZANOTTO_ID
