@@ -96,3 +96,28 @@ def test_a_seed_deck_must_be_part_of_the_deck():
     # Without seed_deck, each start draws a seed deck near seed_plain / seed_penalty: beams still find cycles.
     drawn = run_cycles(parse_deck(DECK), 1, 0, {"tries": 100_000, "seed_states": 5_000})
     assert drawn.cycle_rows and all(row["deck"] == DECK for row in drawn.cycle_rows)
+
+
+def test_slack_lets_beams_hold_cycles_over_the_decks_counts_and_finds_keep_the_deck():
+    stats0, stats2 = {}, {}
+    exact = run_cycles(parse_deck(DECK), 1, 0, {**PARAMS, "tries": 60_000, "seed_states": 5_000}, stats0)
+    loose = run_cycles(parse_deck(DECK), 1, 0, {**PARAMS, "tries": 60_000, "seed_states": 5_000, "slack": 2}, stats2)
+    assert stats0["most_excess"] == 0 and stats2["most_excess"] > 0
+    assert stats0["moves"]["substitution"] and stats2["moves"]["substitution"]
+    for result in (exact, loose):
+        for row in result.cycle_rows:
+            state = parse_deal(row["state"])
+            counts = parse_deck(DECK).counts
+            assert counts == tuple(sum(1 for h in state for v in h if v == k) for k in range(len(counts)))
+            assert play_reference(state).cycle_id == row["cycle_id"]
+    none = {}
+    run_cycles(parse_deck(DECK), 1, 0, {**PARAMS, "tries": 10_000, "substitutions": 0}, none)
+    assert not none["moves"]["substitution"]
+
+
+def test_the_factory_plays_the_extra_penalty_cards_on_an_engine_that_holds_them():
+    from kernels.engines import ENGINE_IDS
+    from kernels.strategies.cycles import Player
+    standard = parse_deck("standard")  # 16 penalty cards: all the fast kernel holds
+    assert Player(52, standard).engine == ENGINE_IDS["fast"]
+    assert Player(52, standard, 2).engine == ENGINE_IDS["percard"]

@@ -8,14 +8,18 @@ value). A shard is one independent beam, with its own random stream (seed, shard
    each penalty value of the target deck and `seed_plain` or two more plain cards, drawn at each
    start, at most the deck's; or `seed_deck`; a random split, hand 1 leading) are played; every
    distinct cycle met is a seed, written as its canonical state (kernels/cyclestate.py).
-2. **Growth.** Each generation, every cycle of the beam gets its insertions: one card of a value
-   the target deck still lacks, at any place of either hand of any state of its cycle (all of
-   them when there are at most `children`, else `children` drawn at random). The children are
-   played; those that
-   still cycle are kept, each distinct cycle once, and `width` of them (drawn at random) are the
-   next beam. When no single insertion cycles (small cycles are often isolated under them:
-   benchmarks/README.md), `pairs` double insertions per cycle are tried (two cards at once, the
-   second anywhere in the child). A beam in which no child cycles dies, and the shard starts again from new seeds.
+2. **Growth.** Each generation, every cycle of the beam gets its insertions and substitutions.
+   An insertion is one card, at any place of either hand of any state of its cycle, of a value
+   the target deck still lacks, or of any value while the cards over the target's counts stay
+   within `slack` (all of them when there are at most `children`, else `children` drawn at
+   random). A substitution gives one card of a state of the cycle another value, within the
+   same slack (`substitutions` per cycle drawn at random; `children` at the target's size, where
+   they are the only way back to the target's composition). The children are played; those that
+   still cycle, each distinct cycle once and none the beam held before, are ranked by size less
+   excess (random among equals) and the `width` best are the next beam. When no child cycles
+   (small cycles are often isolated: benchmarks/README.md), `pairs` double insertions per cycle
+   are tried (two cards at once, the second anywhere in the child). A beam in which no child
+   cycles dies, and the shard starts again from new seeds.
 3. **Target.** A cycle with the target deck's cards is a find. It is also varied: swaps of two
    cards of different values, and moves of one card to another place, kept if they still
    cycle, to find the target cycles near it.
@@ -57,6 +61,10 @@ PARAMS = (
     Param("width", 64, "cycles kept per generation"),
     Param("children", 4096, "insertions tried per cycle per generation (all of them, if fewer)"),
     Param("pairs", 4096, "double insertions tried per cycle when no single one cycles (0: none)", minimum=0),
+    Param("slack", 0, "cards over the deck's count of their value a growing cycle may hold (0: only the "
+          "deck's cards; substitutions take the extra ones back)", minimum=0),
+    Param("substitutions", 256, "substitutions (one card given another value) tried per cycle per generation; "
+          "`children` at the deck's size", minimum=0),
     Param("variations", 2_000, "swaps and moves tried around each target cycle found", minimum=0),
     Param("max_states", 2_000_000, "backward-play budget (ancestor states) per target cycle"),
 )
@@ -106,11 +114,13 @@ def insert_each(rows, cuts, slots, values, out, out_cuts):
 
 
 class Player:
-    """Plays rows of one size (any cut, at most the target deck's penalty cards) on this core."""
+    """Plays rows of one size (any cut; at most the target deck's penalty cards and `slack` more)
+    on this core."""
 
-    def __init__(self, total: int, target: Deck):
+    def __init__(self, total: int, target: Deck, slack: int = 0):
         self.total = total
-        self.engine = ENGINE_IDS[pick_engine(2, total, target.penalty_cards, target.max_value)]
+        penalty = min(total, target.penalty_cards + slack)
+        self.engine = ENGINE_IDS[pick_engine(2, total, penalty, target.max_value)]
         self.brent = default_brent_start(total)
         self.games = 0
         self.cycles = 0
@@ -155,11 +165,14 @@ class Beam:
         # A beam's cycles are (cycle_id, canonical state as a pair of hands).
         self.deaths: list[int] = []  # the size at which each beam died
         # Measured survival of each move: move -> {size of the parent: [tried, still cycling]}.
-        self.moves: dict[str, dict[int, list[int]]] = {"single": {}, "pair": {}, "vary": {}}
+        self.moves: dict[str, dict[int, list[int]]] = {"single": {}, "pair": {}, "substitution": {}, "vary": {}}
+        self.visited: set[str] = set()  # the cycles this beam has held: not grown twice
+        self.largest = (0, 0)  # the largest cycle held (cards, excess over the target's counts)
+        self.most_excess = 0  # the most cards over the target's counts any cycle held had
 
     def player(self, total: int) -> Player:
         if total not in self.players:
-            self.players[total] = Player(total, self.deck)
+            self.players[total] = Player(total, self.deck, self.p["slack"])
         return self.players[total]
 
     @property
@@ -207,27 +220,53 @@ class Beam:
         out = self.player(n).play(rows, cuts)
         return self.distinct(rows, cuts, out)
 
+    def excess(self, counts: np.ndarray) -> int:
+        """Cards over the target deck's count of their value."""
+        return int(np.maximum(0, counts - self.target).sum())
+
+    def composition(self, state: tuple) -> np.ndarray:
+        return np.bincount(np.array(state[0] + state[1], dtype=np.int64), minlength=len(self.target))
+
     def grow(self, beam: list[tuple]) -> list[tuple]:
-        """One generation: the next beam (empty if no child cycles). Single insertions first; if
-        none of them cycles, `pairs` double insertions per cycle (two cards at once)."""
-        found = self.insertions(beam)
-        if not found and self.p["pairs"] and self.total - sum(len(h) for h in beam[0][1]) >= 2:
-            found = self.insertions(beam, pairs=True)
-        if len(found) > self.p["width"]:
-            keep = self.rng.choice(len(found), size=self.p["width"], replace=False)
-            found = [found[i] for i in sorted(keep)]
-        return found
+        """One generation: the distinct cycles, not met before by this beam, among the insertions
+        and substitutions of every cycle of the beam (empty if none); if none, `pairs` double
+        insertions per cycle. The next beam is the `width` best: the largest, then the nearest to
+        the target's composition (random among equals)."""
+        found = self.insertions(beam) + self.substitutions(beam)
+        if not found and self.p["pairs"]:
+            found = self.insertions([item for item in beam if len(item[1][0]) + len(item[1][1]) + 2 <= self.total],
+                                    pairs=True)
+        unique: dict[str, tuple] = {}
+        for cid, state in found:
+            if cid not in self.visited:
+                unique.setdefault(cid, state)
+        scored = []
+        for cid, state in sorted(unique.items()):
+            size = len(state[0]) + len(state[1])
+            scored.append((size - self.excess(self.composition(state)) + 0.5 * self.rng.random(), cid, state))
+        scored.sort(key=lambda item: -item[0])
+        return [(cid, state) for _score, cid, state in scored[:self.p["width"]]]
+
+    def allowed(self, counts: np.ndarray, extra: int = 0) -> np.ndarray:
+        """The values one more card may take, keeping the excess within `slack`."""
+        values = [v for v in range(len(self.target))
+                  if self.excess(counts + np.eye(len(self.target), dtype=np.int64)[v]) <= self.p["slack"]]
+        return np.array(values, dtype=np.uint8)
 
     def insertions(self, beam: list[tuple], pairs: bool = False) -> list[tuple]:
         children_rows, children_cuts = [], []
         for _cid, state in beam:
-            have = np.bincount(np.array(state[0] + state[1], dtype=np.int64), minlength=len(self.target))
-            values = np.nonzero(self.target > have)[0].astype(np.uint8)
-            states = cycle_states(state)
             n = len(state[0]) + len(state[1])
+            if n + (2 if pairs else 1) > self.total:
+                continue
+            have = self.composition(state)
+            values = self.allowed(have)
+            if len(values) == 0:
+                continue
+            states = cycle_states(state)
             # Every insertion: a state of the cycle, a slot (n + 2 of them: the leader's hand has
-            # cut + 1 places, the other hand n - cut + 1), a value the target still lacks. All of
-            # them if there are at most `children`, else `children` of them drawn at random.
+            # cut + 1 places, the other hand n - cut + 1), a value within the slack. All of them if
+            # there are at most `children`, else `children` of them drawn at random.
             combos = len(states) * (n + 2) * len(values)
             if pairs:
                 picks = self.rng.integers(0, combos, size=self.p["pairs"])
@@ -246,12 +285,9 @@ class Beam:
                 out = np.empty((len(at), n + 1), dtype=np.uint8)
                 insert_cards(row, at, values[value[mine]], out)
                 out_cuts = np.where(first, cut + 1, cut).astype(np.int64)
-                if pairs:  # a second card, of a value still lacking after the first, anywhere
-                    second = np.empty(len(at), dtype=np.uint8)
-                    for i, v in enumerate(values[value[mine]]):
-                        lack = self.target - have
-                        lack[v] -= 1
-                        second[i] = self.rng.choice(len(lack), p=lack / lack.sum())
+                if pairs:  # a second card, of a value within the slack after the first, anywhere
+                    second = np.array([self.rng.choice(self.allowed(have + np.eye(len(have), dtype=np.int64)[v]))
+                                       for v in values[value[mine]]], dtype=np.uint8)
                     slots2 = self.rng.integers(0, n + 3, size=len(at))
                     out2 = np.empty((len(at), n + 2), dtype=np.uint8)
                     cuts2 = np.empty(len(at), dtype=np.int64)
@@ -259,13 +295,62 @@ class Beam:
                     out, out_cuts = out2, cuts2
                 children_rows.append(out)
                 children_cuts.append(out_cuts)
-        rows = np.concatenate(children_rows)
-        cuts = np.concatenate(children_cuts).astype(np.int64)
-        budget = max(0, self.left())
-        rows, cuts = rows[:budget], cuts[:budget]
-        out = self.player(rows.shape[1]).play(rows, cuts)
-        self.count("pair" if pairs else "single", rows.shape[1] - (2 if pairs else 1), out)
-        return self.distinct(rows, cuts, out)
+        return self.play_children("pair" if pairs else "single", children_rows, children_cuts, 2 if pairs else 1)
+
+    def substitutions(self, beam: list[tuple]) -> list[tuple]:
+        """One card of a state of the cycle given another value: `substitutions` per cycle drawn at
+        random (`children` at the target size, where they are the only way to the target's
+        composition), the excess kept within `slack`, and never raised at the target size."""
+        children_rows, children_cuts = [], []
+        for _cid, state in beam:
+            n = len(state[0]) + len(state[1])
+            counts = self.composition(state)
+            now = self.excess(counts)
+            changes = []
+            for a in np.nonzero(counts)[0]:
+                for b in range(len(counts)):
+                    if b == a:
+                        continue
+                    after = counts.copy()
+                    after[a] -= 1
+                    after[b] += 1
+                    e = self.excess(after)
+                    if e <= self.p["slack"] and (n < self.total or e <= now):
+                        changes.append((int(a), b))
+            count = self.p["substitutions"] if n < self.total else self.p["children"]
+            if not changes or count == 0:
+                continue
+            states = cycle_states(state)
+            rows = np.empty((count, n), dtype=np.uint8)
+            cuts = np.empty(count, dtype=np.int64)
+            for i in range(count):
+                row, cut = states[int(self.rng.integers(0, len(states)))]
+                a, b = changes[int(self.rng.integers(0, len(changes)))]
+                places = np.nonzero(row == a)[0]
+                rows[i] = row
+                rows[i, places[int(self.rng.integers(0, len(places)))]] = b
+                cuts[i] = cut
+            children_rows.append(rows)
+            children_cuts.append(cuts)
+        return self.play_children("substitution", children_rows, children_cuts, 0)
+
+    def play_children(self, move: str, children_rows: list, children_cuts: list, added: int) -> list[tuple]:
+        """Play children (grouped by size, within the beam's budget): the distinct cycles among them."""
+        found = []
+        by_size: dict[int, list[int]] = {}
+        for i, rows in enumerate(children_rows):
+            by_size.setdefault(rows.shape[1], []).append(i)
+        for size, parts in sorted(by_size.items()):
+            rows = np.concatenate([children_rows[i] for i in parts])
+            cuts = np.concatenate([children_cuts[i] for i in parts]).astype(np.int64)
+            budget = max(0, self.left())
+            rows, cuts = rows[:budget], cuts[:budget]
+            if rows.shape[0] == 0:
+                continue
+            out = self.player(size).play(rows, cuts)
+            self.count(move, size - added, out)
+            found += self.distinct(rows, cuts, out)
+        return found
 
     def count(self, move: str, size: int, out: np.ndarray) -> None:
         tally = self.moves[move].setdefault(size, [0, 0])
@@ -300,21 +385,31 @@ class Beam:
         self.count("vary", self.total, out)
         return self.distinct(rows, cuts, out)
 
+    def is_target(self, state: tuple) -> bool:
+        return bool((self.composition(state) == self.target).all())
+
     def run(self) -> None:
         while self.left() > 0:
             beam = self.seeds()
             if not beam:
                 return  # the seed deck gave no cycle: nothing to grow
             while beam and self.left() > 0:
-                size = sum(len(h) for h in beam[0][1])
-                if size == self.total:
-                    fresh = [item for item in beam if self.keep(item)]
-                    while fresh and self.left() > 0:  # vary every new find, and the new finds of those
-                        fresh = [near for _cid, state in fresh for near in self.vary(state) if self.keep(near)]
+                self.visited.update(cid for cid, _state in beam)
+                for _cid, state in beam:
+                    held = (len(state[0]) + len(state[1]), -self.excess(self.composition(state)))
+                    self.most_excess = max(self.most_excess, -held[1])
+                    if held > (self.largest[0], -self.largest[1]):
+                        self.largest = (held[0], -held[1])
+                fresh = [item for item in beam if self.is_target(item[1]) and self.keep(item)]
+                while fresh and self.left() > 0:  # vary every new find, and the new finds of those
+                    fresh = [near for _cid, state in fresh for near in self.vary(state) if self.keep(near)]
+                rest = [item for item in beam if not self.is_target(item[1])]
+                if not rest:
                     break
-                beam = self.grow(beam)
+                largest = max(len(state[0]) + len(state[1]) for _cid, state in rest)
+                beam = self.grow(rest)
                 if not beam:
-                    self.deaths.append(size)
+                    self.deaths.append(largest)
 
     def keep(self, item: tuple) -> bool:
         """Record a target cycle; False if this beam had found it already."""
@@ -349,7 +444,8 @@ def run_cycles(deck: Deck, seed: int, shard: int, params: dict | None = None,
         for found in listed.deals:
             result.candidates.append(Candidate(found.hands, len(result.candidates), found.result))
     if stats is not None:
-        stats.update(games=beam.games, finds=len(beam.finds), deaths=list(beam.deaths), moves=beam.moves)
+        stats.update(games=beam.games, finds=len(beam.finds), deaths=list(beam.deaths), moves=beam.moves,
+                     largest=beam.largest[0], largest_excess=beam.largest[1], most_excess=beam.most_excess)
     return result
 
 
