@@ -69,6 +69,7 @@ PARAMS = (
     Param("max_states", 2_000_000, "backward-play budget (ancestor states) per target cycle"),
 )
 CYCLES_DEFAULTS = {p.name: p.default for p in PARAMS}
+BARREN_DRAWS = 4  # seed decks in a row without a cycle that end a beam
 
 
 @kernel
@@ -389,10 +390,17 @@ class Beam:
         return bool((self.composition(state) == self.target).all())
 
     def run(self) -> None:
+        barren = 0
         while self.left() > 0:
             beam = self.seeds()
             if not beam:
-                return  # the seed deck gave no cycle: nothing to grow
+                # A seed deck whose states gave no cycle: draw another, but a deck in which
+                # BARREN_DRAWS draws in a row give none is taken to have none to grow.
+                barren += 1
+                if barren >= BARREN_DRAWS:
+                    return
+                continue
+            barren = 0
             while beam and self.left() > 0:
                 self.visited.update(cid for cid, _state in beam)
                 for _cid, state in beam:
