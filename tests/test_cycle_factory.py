@@ -121,3 +121,15 @@ def test_the_factory_plays_the_extra_penalty_cards_on_an_engine_that_holds_them(
     standard = parse_deck("standard")  # 16 penalty cards: all the fast kernel holds
     assert Player(52, standard).engine == ENGINE_IDS["fast"]
     assert Player(52, standard, 2).engine == ENGINE_IDS["percard"]
+
+
+def test_slack_never_brings_in_a_value_the_deck_lacks():
+    from kernels.strategies.cycles import CYCLES_DEFAULTS, Beam
+    deck = parse_deck("0:10,1:2,2:2,3:2")  # no card of value 4 or more
+    beam = Beam(deck, 1, 0, {**CYCLES_DEFAULTS, "slack": 2, "seed_deck": "0:8,1:2,2:2,3:2"}, True)
+    seeds = beam.seeds()
+    assert seeds
+    children = beam.insertions(seeds) + beam.substitutions(seeds)
+    assert children and beam.moves["single"] and beam.moves["substitution"]
+    held = {v for _cid, state in children for hand in state for v in hand}
+    assert held <= {0, 1, 2, 3} and max(beam.excess(beam.composition(s)) for _c, s in children) <= 2

@@ -160,6 +160,7 @@ class Beam:
         self.rng = np.random.default_rng([int(seed), int(shard), 0xC1C1E5])
         self.target = np.array(target.counts, dtype=np.int64)
         self.total = int(self.target.sum())
+        self.values = [int(v) for v in np.nonzero(self.target)[0]]  # the values the deck has
         self.letters = letters
         self.players: dict[int, Player] = {}
         self.finds: dict[str, tuple] = {}  # cycle_id -> canonical state (hands)
@@ -248,9 +249,9 @@ class Beam:
         scored.sort(key=lambda item: -item[0])
         return [(cid, state) for _score, cid, state in scored[:self.p["width"]]]
 
-    def allowed(self, counts: np.ndarray, extra: int = 0) -> np.ndarray:
-        """The values one more card may take, keeping the excess within `slack`."""
-        values = [v for v in range(len(self.target))
+    def allowed(self, counts: np.ndarray) -> np.ndarray:
+        """The values one more card may take: the deck's values, keeping the excess within `slack`."""
+        values = [v for v in self.values
                   if self.excess(counts + np.eye(len(self.target), dtype=np.int64)[v]) <= self.p["slack"]]
         return np.array(values, dtype=np.uint8)
 
@@ -309,7 +310,7 @@ class Beam:
             now = self.excess(counts)
             changes = []
             for a in np.nonzero(counts)[0]:
-                for b in range(len(counts)):
+                for b in self.values:
                     if b == a:
                         continue
                     after = counts.copy()
