@@ -302,7 +302,8 @@ class Beam:
     def substitutions(self, beam: list[tuple]) -> list[tuple]:
         """One card of a state of the cycle given another value: `substitutions` per cycle drawn at
         random (`children` at the target size, where they are the only way to the target's
-        composition), the excess kept within `slack`, and never raised at the target size."""
+        composition; none if `substitutions` is 0), the excess kept within `slack`, and never raised
+        at the target size."""
         children_rows, children_cuts = [], []
         for _cid, state in beam:
             n = len(state[0]) + len(state[1])
@@ -319,7 +320,7 @@ class Beam:
                     e = self.excess(after)
                     if e <= self.p["slack"] and (n < self.total or e <= now):
                         changes.append((int(a), b))
-            count = self.p["substitutions"] if n < self.total else self.p["children"]
+            count = self.p["substitutions"] if n < self.total or not self.p["substitutions"] else self.p["children"]
             if not changes or count == 0:
                 continue
             states = cycle_states(state)
