@@ -384,9 +384,7 @@ class Beam:
                     cut += 1
                 cut = min(max(cut, 1), self.total - 1)
             rows[i], cuts[i] = row, cut
-        out = self.player(self.total).play(rows, cuts)
-        self.count("vary", self.total, out)
-        return self.distinct(rows, cuts, out)
+        return self.play_children("vary", [rows], [cuts], 0)
 
     def is_target(self, state: tuple) -> bool:
         return bool((self.composition(state) == self.target).all())
