@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/cycle_probes.py isolation DEAL       # deletions, substitutions, moves
     .venv/bin/python benchmarks/cycle_probes.py near DEAL [SAMPLES]  # game lengths of swapped deals
     .venv/bin/python benchmarks/cycle_probes.py shapes DECK SECONDS [SEED]
+    .venv/bin/python benchmarks/cycle_probes.py states DECK CPU_SECONDS [SEED]  # random states
 
 `isolation` plays every deletion of one and of two plain cards, every substitution of one card by
 another value of the deck, and 200,000 random swaps and moves, from every state of the deal's
@@ -16,6 +17,10 @@ first *shape recurrence*: a trick-boundary state whose leader's seat, hand sizes
 penalty cards are those of an earlier state of the same game, with other penalty values (both
 known cycles come back to the same shape within their period). Each such state's shape class
 (every assignment of its penalty values to its penalty places) is then played in full.
+
+`states` plays random trick-boundary states of DECK (a random order of the deck cut at a random
+place, one cut per batch of 500,000, hand 1 leading) for CPU_SECONDS of this process's CPU time and
+prints every distinct cycle met (run it with NUMBA_NUM_THREADS=1 for one core).
 """
 
 from __future__ import annotations
@@ -272,6 +277,27 @@ def shapes(deck_text: str, seconds: float, seed: int) -> None:
           f"({len(set(cycles) - direct)} not met by the deals themselves)")
 
 
+def states(deck_text: str, seconds: float, seed: int) -> None:
+    deck = parse_deck(deck_text)
+    cards = np.repeat(np.arange(len(deck.counts), dtype=np.uint8), deck.counts)
+    n, batch = len(cards), 500_000
+    rng = np.random.default_rng(seed)
+    games, found = 0, {}
+    t0 = time.process_time()
+    while time.process_time() - t0 < seconds:
+        rows = cards[rng.random((batch, n)).argsort(axis=1)]
+        cut = int(rng.integers(1, n))
+        out = play_batch(rows, [cut, n - cut])
+        games += batch
+        for k in np.nonzero(out[:, F_OUTCOME] == CYCLE)[0]:
+            cid = cycle_id_hex(int(out[k, F_CYCLE_ID]))
+            if cid not in found:
+                found[cid] = format_deal([rows[k, :cut].tolist(), rows[k, cut:].tolist()])
+                print(f"cycle {cid} after {games:,} states: {found[cid]}", flush=True)
+    print(f"{deck.spec()}: {games:,} random states in {time.process_time() - t0:.0f} CPU s, "
+          f"{len(found)} distinct cycles")
+
+
 def main(argv: list[str]) -> None:
     if argv[:1] == ["isolation"] and len(argv) == 2:
         isolation(argv[1])
@@ -279,6 +305,8 @@ def main(argv: list[str]) -> None:
         near(argv[1], int(argv[2]) if len(argv) == 3 else 200_000)
     elif argv[:1] == ["shapes"] and len(argv) in (3, 4):
         shapes(argv[1], float(argv[2]), int(argv[3]) if len(argv) == 4 else 1)
+    elif argv[:1] == ["states"] and len(argv) in (3, 4):
+        states(argv[1], float(argv[2]), int(argv[3]) if len(argv) == 4 else 1)
     else:
         sys.exit(__doc__)
 
