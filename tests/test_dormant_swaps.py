@@ -65,7 +65,9 @@ def test_a_swap_changes_nothing_for_exactly_its_dormancy(seed):
             order2 = dormant_swaps.trace(deal2)[1]
             assert order2[:tau + 1] == order[:tau + 1]
             if tau < len(order):
-                # the play at card tau is one the other value plays differently: the games part there
+                # card tau is a play of one of the two cards, one that the other value plays
+                # differently: the games part within that payment
+                assert order[tau] in (a, b)
                 assert order2 != order
                 assert order2[:tau + 1 + values[a] + values[b] + 1] != order[:tau + 1 + values[a] + values[b] + 1]
             checked += 1
