@@ -33,28 +33,19 @@ import numba as nb
 import numpy as np
 
 from kernels.cyclestate import cycle_state
-from kernels.decks import parse_deck
+from kernels.decks import Deck, parse_deck
 from kernels.engines.reference import Game
 from kernels.game import CYCLE, F_CARDS, F_CYCLE_ID, F_OUTCOME, cycle_id_hex
 from kernels.notation import format_deal, parse_deal
 from kernels.play import play_batch
-from kernels.strategies.cycles import cycle_states
+from kernels.strategies.cycles import Player, cycle_states
 
 
-def play_rows(rows: np.ndarray, cuts: np.ndarray) -> np.ndarray:
-    """Play rows whose hand 1 (leading) is the first cuts[i] cards, grouped by cut."""
-    out = np.zeros((len(rows), 9), dtype=np.int64)
-    n = rows.shape[1]
-    for cut in np.unique(cuts):
-        mine = np.nonzero(cuts == cut)[0]
-        out[mine] = play_batch(rows[mine], [int(cut), n - int(cut)])
-    return out
-
-
-def tally(name: str, rows: list, cuts: list) -> None:
+def tally(name: str, rows: list, cuts: list, deck: Deck) -> None:
+    """Play children of a cycle of `deck` (any cut; at most one penalty card more than the deck)."""
     rows, cuts = np.array(rows, dtype=np.uint8), np.array(cuts, dtype=np.int64)
     ok = (cuts >= 1) & (cuts < rows.shape[1])
-    out = play_rows(rows[ok], cuts[ok])
+    out = Player(rows.shape[1], deck, slack=1).play(rows[ok], cuts[ok])
     cycling = out[:, F_OUTCOME] == CYCLE
     ids = {cycle_id_hex(int(c)) for c in out[cycling, F_CYCLE_ID]}
     print(f"{name}: {int(ok.sum()):,} children, {int(cycling.sum()):,} still cycle "
@@ -63,6 +54,7 @@ def tally(name: str, rows: list, cuts: list) -> None:
 
 def isolation(deal_text: str) -> None:
     canonical = parse_deal(cycle_state(parse_deal(deal_text)))
+    deck = Deck.of_deal(canonical)
     states = cycle_states(tuple(tuple(h) for h in canonical))
     top = max(v for h in canonical for v in h)
     print(f"cycle of {len(states)} tricks, {sum(len(h) for h in canonical)} cards")
@@ -75,7 +67,7 @@ def isolation(deal_text: str) -> None:
                 keep[list(drop)] = False
                 rows.append(row[keep])
                 cuts.append(cut - sum(1 for d in drop if d < cut))
-        tally(f"delete {k} plain card{'s' if k > 1 else ''}", rows, cuts)
+        tally(f"delete {k} plain card{'s' if k > 1 else ''}", rows, cuts, deck)
     rows, cuts = [], []
     for row, cut in states:
         for i in range(len(row)):
@@ -85,7 +77,7 @@ def isolation(deal_text: str) -> None:
                     child[i] = v
                     rows.append(child)
                     cuts.append(cut)
-    tally("substitute one card", rows, cuts)
+    tally("substitute one card", rows, cuts, deck)
     rng = np.random.default_rng(1)
     rows, cuts = [], []
     for _ in range(200_000):
@@ -105,7 +97,7 @@ def isolation(deal_text: str) -> None:
                 cut += 1
         rows.append(row)
         cuts.append(cut)
-    tally("swap or move (different values)", rows, cuts)
+    tally("swap or move (different values)", rows, cuts, deck)
 
 
 def near(deal_text: str, samples: int) -> None:

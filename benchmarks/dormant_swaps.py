@@ -80,31 +80,25 @@ def trace(deal):
     return values, order, plays
 
 
+def met_at(values, plays, card, other, total):
+    """The card number of the first play of `card` that value `other` would play differently
+    (total if none)."""
+    for when, k, exact in plays[card]:
+        if (other != values[card]) if exact else (other < k):
+            return when
+    return total
+
+
 def dormant_for(values, plays, a, b, total):
     """Cards played before swapping the values of cards a and b changes the game (total if never)."""
-    tau = total
-    for card, other in ((a, values[b]), (b, values[a])):
-        for when, k, exact in plays[card]:
-            if (other != values[card]) if exact else (other < k):
-                tau = min(tau, when)
-                break
-    return tau
+    return min(met_at(values, plays, a, values[b], total), met_at(values, plays, b, values[a], total))
 
 
 def permutation_bound(values, plays, total):
     """An upper bound on how long any permutation of penalty values stays dormant: it moves at least
     two cards, each to another value, so it is met by the second latest of the cards' best moves."""
-    best = []
-    for card, rows in plays.items():
-        latest = 0
-        for other in set(values) - {0, values[card]}:
-            tau = total
-            for when, k, exact in rows:
-                if (other != values[card]) if exact else (other < k):
-                    tau = when
-                    break
-            latest = max(latest, tau)
-        best.append(latest)
+    best = [max((met_at(values, plays, card, other, total) for other in set(values) - {0, values[card]}),
+                default=0) for card in plays]
     return sorted(best)[-2]
 
 
@@ -136,7 +130,8 @@ def swaps(deal):
     return result.cards, out, permutation_bound(values, plays, len(order))
 
 
-def report(deal) -> None:
+def report(deal) -> tuple[list, int]:
+    """Print one deal's figures; returns its swaps and permutation bound."""
     cards, out, bound = swaps(deal)
     taus = np.array([o[0] for o in out])
     lengths = np.array([o[1] for o in out])
@@ -144,6 +139,7 @@ def report(deal) -> None:
     print(f"{format_deal(deal)}: {cards} cards; {len(out)} swaps; shared cards median {int(np.median(taus))}, "
           f"max {top[0]}; swapped games mean {lengths.mean():.0f}, max {lengths.max()} "
           f"(the latest branch: {top[1]} cards); any permutation of values is met within {bound}")
+    return out, bound
 
 
 def main(argv: list[str]) -> None:
@@ -159,8 +155,7 @@ def main(argv: list[str]) -> None:
         every_tau, every_len, bounds = [], [], []
         for i in best:
             deal = [rows[i, :26].tolist(), rows[i, 26:].tolist()]
-            report(deal)
-            _, res, bound = swaps(deal)
+            res, bound = report(deal)
             bounds.append(bound)
             every_tau += [o[0] for o in res]
             every_len += [o[1] for o in res]
