@@ -152,13 +152,14 @@ def measure_writes(uri: str, shards: int) -> float:
 
     from cluster.coordinator import WRITE_THREADS
     from cluster.storage import RunStore
-    from cluster.tables import GAMES_SCHEMA, shard_file_name, shard_file_table, shard_summary
+    from cluster.summary import ShardSummary
+    from cluster.tables import GAMES_SCHEMA, shard_file_name, shard_file_table
 
     store = RunStore(uri)
     table = GAMES_SCHEMA.empty_table()
     t0 = time.perf_counter()
     with futures.ThreadPoolExecutor(WRITE_THREADS) as pool:
-        done = [pool.submit(store.write_parquet, shard_file_name(k), shard_file_table(table, [shard_summary(
+        done = [pool.submit(store.write_parquet, shard_file_name(k), shard_file_table(table, [ShardSummary.of(
             k, "random", {}, None, status="done", elapsed_s=0, attempts=1, worker="", finished_at=0)]))
             for k in range(shards)]
         for f in done:

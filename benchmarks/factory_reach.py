@@ -39,7 +39,7 @@ def main(argv: list[str]) -> None:
         stats: dict = {}
         result = run_cycles(deck, seed, shard, params, stats)
         games += stats["games"]
-        finds |= {row["cycle_id"] for row in result.cycle_rows}
+        finds |= {row.cycle_id for row in result.cycle_rows}
         reach = max([stats["largest"]] + stats["deaths"])
         largest = max(largest, reach)
         for move, by_size in stats["moves"].items():

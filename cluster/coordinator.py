@@ -32,7 +32,7 @@ import concurrent.futures as futures
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import ray
 
@@ -44,8 +44,9 @@ from .progress import ProgressView
 from .raycluster import ClusterHealth, cluster_address, connect, request_capacity
 from .runmeta import check_new_run_folder, open_run
 from .storage import PROGRESS_JSON, RunStore
+from .summary import ShardSummary
 from .tables import (GAMES_SCHEMA, build_tables, read_contents, set_aside, shard_file_name, shard_file_table,
-                     shard_summary, write_tables)
+                     write_tables)
 from .totals import RunTotals
 from .worker import WORKER_ENV, ShardWorker
 
@@ -192,7 +193,7 @@ class Coordinator:
                 for rel, why in contents.damaged.items():
                     print(f"bmn: {rel} is damaged ({why}); moved it to damaged/ and its shards will be "
                           f"recomputed", file=sys.stderr)
-            done = {k: s for k, s in contents.summaries.items() if s["status"] == "done"}
+            done = {k: s for k, s in contents.summaries.items() if s.done}
             self._finished = set(done)
             self.totals = RunTotals.of(done)
         return self._finished
@@ -320,12 +321,12 @@ class Coordinator:
                 self._lose(actor, error)
             self._retry_or_fail(shard, f"worker lost: {type(error).__name__}")
             return
-        summary["attempts"] = self.attempts[shard.id]
-        self.session_deals += summary["deals"]
+        summary = replace(summary, attempts=self.attempts[shard.id])
+        self.session_deals += summary.deals
         self.last_collect = time.time()
         self._write(shard_file_name(shard.id), shard_file_table(table, [summary]), summary)
 
-    def _write(self, rel: str, table, summary: dict) -> None:
+    def _write(self, rel: str, table, summary: ShardSummary) -> None:
         self._read.pop(rel, None)  # a shard recomputed now: its file is read again at the end
         self.writes.append((self.writer.submit(self.store.write_parquet, rel, table), rel, summary))
 
@@ -347,10 +348,10 @@ class Coordinator:
                 for other, _, _ in self.writes:
                     other.cancel()
                 raise _write_failure(self.store, rel, error, self.totals.done)
-            if summary["status"] == "done":
+            if summary.done:
                 self.new += 1
             self.totals.add(summary)
-            if hooks and self.on_shard_done is not None and summary["status"] == "done":
+            if hooks and self.on_shard_done is not None and summary.done:
                 self.on_shard_done(self)
 
     def _lose(self, actor: _Actor, error: Exception) -> None:
@@ -371,8 +372,8 @@ class Coordinator:
         if self.attempts[shard.id] < self.config.max_attempts:
             self.retry.append(shard.id)
             return
-        summary = shard_summary(shard.id, shard.strategy, shard.params, None, status="failed", elapsed_s=0.0,
-                                attempts=self.attempts[shard.id], worker="", finished_at=time.time(), error=error)
+        summary = ShardSummary.of(shard.id, shard.strategy, shard.params, None, status="failed", elapsed_s=0.0,
+                                  attempts=self.attempts[shard.id], worker="", finished_at=time.time(), error=error)
         self._write(shard_file_name(shard.id), shard_file_table(GAMES_SCHEMA.empty_table(), [summary]), summary)
 
     def _write_progress(self, state: str, t0: float) -> None:
@@ -392,7 +393,7 @@ class Coordinator:
             tables = build_tables(contents)
             write_tables(self.store, tables)
             self.totals.cycle_ids = set(tables["cycles"].column("cycle_id").to_pylist())
-            self.totals.failed = sum(1 for s in contents.summaries.values() if s["status"] == "failed")
+            self.totals.failed = sum(1 for s in contents.summaries.values() if not s.done)
             self._write_progress(state, t0)
         except OSError as error:
             raise _write_failure(self.store, "the summary tables", error, self.totals.done) from None

@@ -20,14 +20,15 @@ from typing import Sequence
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from kernels.errors import BmnError
 
 from .plan import Plan
 from .runmeta import existing_run, read_run_config
 from .storage import PROGRESS_JSON
-from .tables import GAMES_SCHEMA, TABLES, build_tables, cycles_table, first_per_deal, read_contents
+from .summary import manifest_summaries
+from .tables import (GAMES_SCHEMA, TABLES, build_tables, cycles_table, first_per_deal, read_contents,
+                     reported_rows)
 
 FORMATS = ("table", "csv", "json")
 
@@ -52,7 +53,7 @@ def run_tables(uri: str, notes: list[str] | None = None) -> dict[str, pa.Table]:
             _note(notes, f"{uri}: {rel} is damaged ({why}); `bmn resume {uri}` recomputes its shards")
     if not running and notes is not None:
         planned = Plan(read_run_config(uri)).count
-        have = set(tables["shards"].filter(pc.equal(tables["shards"]["status"], "done"))["shard"].to_pylist())
+        have = {s.shard for s in manifest_summaries(tables["shards"]) if s.done}
         missing = sorted(set(range(planned)) - have)
         if missing:
             shown = ", ".join(map(str, missing[:10])) + (", ..." if len(missing) > 10 else "")
@@ -83,11 +84,10 @@ def combined_tables(uris: Sequence[str], notes: list[str] | None = None) -> dict
                           "games": pa.array([merged[k] for k in sorted(merged)], pa.int64())})
     # The cycles runs reported (census, cycles), each from the first run that has it: two runs may
     # cover the same states, so their basins are not added up.
-    reported: dict[str, dict] = {}
+    reported: dict[str, tuple] = {}
     for t in per_run:
-        for row in t["cycles"].to_pylist():
-            if row.get("state") is not None and row["cycle_id"] not in reported:
-                reported[row["cycle_id"]] = {**row, "shard": row["first_shard"]}
+        for shard, row in reported_rows(t["cycles"]):
+            reported.setdefault(row.cycle_id, (shard, row))
     return {"games": games, "cycles": cycles_table(games, list(reported.values())), "shards": shards,
             "histogram": histogram}
 

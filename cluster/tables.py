@@ -1,10 +1,11 @@
 """The run's tables: what a shard's output looks like, and how the summary tables are rebuilt.
 
 A shard file (`shards/<shard>.parquet`) holds the `games` rows of the shards it covers and, in its
-Parquet key-value metadata under `bmn.shards`, one summary per shard: the manifest row, the
-shard's game-length histogram (sparse), its wins and its longest game. One file is written in
-one atomic step, so a shard is either wholly there or not at all; `bmn compact` later merges
-many shard files into one, carrying their summaries along. Readers take each shard once.
+Parquet key-value metadata under `bmn.shards`, one summary per shard (cluster/summary.py: the
+manifest row, the shard's game-length histogram, its wins, its longest game, the cycles it
+reported). One file is written in one atomic step, so a shard is either wholly there or not at
+all; `bmn compact` later merges many shard files into one, carrying their summaries along.
+Readers take each shard once.
 
 Summary tables (rebuilt from the shard files, the same whatever the number of workers, the
 order shards finished in, or the failures on the way):
@@ -23,15 +24,16 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kernels import RESULTS_VERSION
-from kernels.strategies import Candidate, ShardResult
+from kernels.strategies import Candidate, CycleRow
 
 from .storage import RunStore
+from .summary import ShardSummary, manifest_table
 from .totals import RunTotals
 
 SCHEMA_VERSION = 1
@@ -59,23 +61,6 @@ GAMES_SCHEMA = pa.schema([
     ("index", pa.int64()),  # where the shard met the deal (offset in the range, deal number in the stream)
     ("rank", pa.decimal128(38, 0)),  # exhaustive: the deal's rank (ranks exceed 64 bits)
     ("deck", pa.string()),
-])
-
-SHARDS_SCHEMA = pa.schema([
-    ("shard", pa.int64()),
-    ("strategy", pa.string()),
-    ("params", pa.string()),
-    ("status", pa.string()),
-    ("deals", pa.int64()),
-    ("cards", pa.int64()),
-    ("max_cards", pa.int64()),
-    ("cycles", pa.int64()),
-    ("candidates", pa.int64()),
-    ("elapsed_s", pa.float64()),
-    ("attempts", pa.int64()),
-    ("worker", pa.string()),
-    ("finished_at", pa.float64()),
-    ("error", pa.string()),
 ])
 
 CYCLES_SCHEMA = pa.schema([
@@ -119,33 +104,8 @@ def games_table(candidates: list[Candidate], strategy: str, shard: int, deck: st
     return pa.table(cols, schema=GAMES_SCHEMA)
 
 
-def shard_summary(shard_id: int, strategy: str, params: dict, result: ShardResult | None, *, status: str,
-                  elapsed_s: float, attempts: int, worker: str, finished_at: float, error: str | None = None) -> dict:
-    """The manifest row of a shard plus what the summary tables need (histogram, wins, longest)."""
-    summary = {
-        "shard": shard_id, "strategy": strategy, "params": json.dumps(params, sort_keys=True), "status": status,
-        "deals": 0, "cards": 0, "max_cards": 0, "cycles": 0, "candidates": 0,
-        "elapsed_s": round(float(elapsed_s), 4), "attempts": attempts, "worker": worker,
-        "finished_at": finished_at, "error": error, "histogram": {}, "wins": [], "longest": None,
-        "cycle_ids": [], "results_version": RESULTS_VERSION,
-    }
-    if result is not None:
-        nz = np.nonzero(result.histogram)[0]
-        summary.update(
-            deals=result.deals, cards=result.cards, max_cards=result.max_cards, cycles=result.cycles,
-            candidates=len(result.candidates), wins=[int(w) for w in result.wins],
-            histogram={str(int(k)): int(result.histogram[k]) for k in nz},
-            longest=None if result.longest is None else {
-                "hands": result.longest.hands, "index": result.longest.index, **result.longest.result.to_dict()},
-            cycle_ids=sorted({c.result.cycle_id for c in result.candidates if c.result.cycle_id}
-                             | {row["cycle_id"] for row in result.cycle_rows}),
-            cycle_rows=[dict(row) for row in result.cycle_rows],
-        )
-    return summary
-
-
-def shard_file_table(games: pa.Table, summaries: list[dict]) -> pa.Table:
-    meta = {META_KEY: json.dumps(summaries, sort_keys=True).encode()}
+def shard_file_table(games: pa.Table, summaries: list[ShardSummary]) -> pa.Table:
+    meta = {META_KEY: json.dumps([s.to_json() for s in summaries], sort_keys=True).encode()}
     return games.replace_schema_metadata(meta)
 
 
@@ -162,23 +122,23 @@ def compacted_file_name(first: int, last: int) -> str:
 class RunContents:
     """Everything the shard files of a run hold, each shard once."""
 
-    summaries: dict[int, dict] = field(default_factory=dict)
+    summaries: dict[int, ShardSummary] = field(default_factory=dict)
     games: list[pa.Table] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     damaged: dict[str, str] = field(default_factory=dict)  # shard file -> why it cannot be read
 
     @property
     def done(self) -> set[int]:
-        return {k for k, s in self.summaries.items() if s["status"] == "done"}
+        return {k for k, s in self.summaries.items() if s.done}
 
 
 class DamagedFile(Exception):
     """A shard file that is not a whole Parquet file of bmn's (truncated, garbled, foreign)."""
 
 
-def _supersedes(summary: dict, previous: dict | None) -> bool:
+def _supersedes(summary: ShardSummary, previous: ShardSummary | None) -> bool:
     """A shard is read once: from the first file that has it, unless a later one has it done."""
-    return previous is None or (previous["status"] != "done" and summary["status"] == "done")
+    return previous is None or (not previous.done and summary.done)
 
 
 def shard_files(store: RunStore) -> list[str]:
@@ -186,16 +146,14 @@ def shard_files(store: RunStore) -> list[str]:
     return [f"{SHARDS_DIR}/{name}" for name in store.list(SHARDS_DIR, ".parquet") if SHARD_FILE.match(name)]
 
 
-def _summaries_of(metadata: dict | None) -> list[dict]:
+def _summaries_of(metadata: dict | None) -> list[ShardSummary]:
     try:
         summaries = json.loads((metadata or {})[META_KEY])
-        if not isinstance(summaries, list) or not all(
-                isinstance(s, dict) and isinstance(s.get("shard"), int) and s.get("status") in ("done", "failed")
-                for s in summaries):
+        if not isinstance(summaries, list):
             raise ValueError
-    except (KeyError, ValueError, TypeError):
+        return [ShardSummary.from_json(s) for s in summaries]
+    except (KeyError, ValueError, TypeError, AttributeError):
         raise DamagedFile("it holds no shard summaries") from None
-    return summaries
 
 
 def _why(error: Exception) -> str:
@@ -212,7 +170,7 @@ def _each_file(store: RunStore, read) -> list:
         return list(zip(files, pool.map(read, files)))
 
 
-def read_summaries(store: RunStore, damaged: dict[str, str] | None = None) -> dict[int, dict]:
+def read_summaries(store: RunStore, damaged: dict[str, str] | None = None) -> dict[int, ShardSummary]:
     """The shard summaries only (Parquet footers), each shard once. A file that cannot be read is
     skipped (its shards count as not done) and, if `damaged` is given, named there with the reason."""
 
@@ -222,15 +180,15 @@ def read_summaries(store: RunStore, damaged: dict[str, str] | None = None) -> di
         except (DamagedFile, pa.ArrowException, OSError) as error:
             return error
 
-    out: dict[int, dict] = {}
+    out: dict[int, ShardSummary] = {}
     for rel, summaries in _each_file(store, footer):
         if isinstance(summaries, Exception):
             if damaged is not None:
                 damaged[rel] = _why(summaries)
             continue
         for s in summaries:
-            if _supersedes(s, out.get(s["shard"])):
-                out[s["shard"]] = s
+            if _supersedes(s, out.get(s.shard)):
+                out[s.shard] = s
     return out
 
 
@@ -263,9 +221,9 @@ def read_contents(store: RunStore, known: dict[str, tuple] | None = None) -> Run
         table, summaries = read
         take = []
         for s in summaries:
-            if _supersedes(s, contents.summaries.get(s["shard"])):
-                contents.summaries[s["shard"]] = s
-                take.append(s["shard"])
+            if _supersedes(s, contents.summaries.get(s.shard)):
+                contents.summaries[s.shard] = s
+                take.append(s.shard)
         contents.files.append(rel)
         if take and table.num_rows:
             mask = pc.is_in(table["shard"], value_set=pa.array(take, pa.int64()))
@@ -309,14 +267,14 @@ def first_per_deal(games: pa.Table) -> pa.Table:
     return games.take(pa.array(np.sort(first)))
 
 
-def reported_cycles(summaries: dict[int, dict]) -> list[dict]:
+def reported_cycles(summaries: dict[int, ShardSummary]) -> list[tuple[int, CycleRow]]:
     """The cycles done shards reported finding (census, cycles), in shard order, with their shard."""
-    return [{**row, "shard": k} for k, s in sorted(summaries.items()) if s["status"] == "done"
-            for row in s.get("cycle_rows") or ()]
+    return [(k, row) for k, s in sorted(summaries.items()) if s.done for row in s.cycle_rows or ()]
 
 
-def cycles_table(games: pa.Table, reported: list[dict] = ()) -> pa.Table:
-    """One row per cycle: from the candidate deals that enter it, and from the shards' reports.
+def cycles_table(games: pa.Table, reported: Sequence[tuple[int, CycleRow]] = ()) -> pa.Table:
+    """One row per cycle: from the candidate deals that enter it, and from the shards' reports
+    (shard, row), where a cycle no candidate deal enters is a row with no deal.
 
     Reports of one cycle merge: the first shard's state, the basins summed (a census's shards
     hold disjoint states), complete if any shard listed its balanced deals completely."""
@@ -334,30 +292,31 @@ def cycles_table(games: pa.Table, reported: list[dict] = ()) -> pa.Table:
             row["deals"] += 1
             row["min_preperiod_tricks"] = min(row["min_preperiod_tricks"], g["preperiod_tricks"])
             row["max_preperiod_tricks"] = max(row["max_preperiod_tricks"], g["preperiod_tricks"])
-    for r in reported:
-        row = rows.get(r["cycle_id"])
+    for shard, r in reported:
+        row = rows.get(r.cycle_id)
         if row is None:
-            row = rows[r["cycle_id"]] = {
-                "cycle_id": r["cycle_id"], "period_tricks": r["period_tricks"], "period_cards": r["period_cards"],
-                "hands": None, "deals": 0, "first_shard": r["shard"], "min_preperiod_tricks": None,
-                "max_preperiod_tricks": None, "deck": r["deck"], "state": None, "basin": None, "complete": None}
-        row["first_shard"] = min(row["first_shard"], r["shard"])
+            row = rows[r.cycle_id] = {
+                "cycle_id": r.cycle_id, "period_tricks": r.period_tricks, "period_cards": r.period_cards,
+                "hands": None, "deals": 0, "first_shard": shard, "min_preperiod_tricks": None,
+                "max_preperiod_tricks": None, "deck": r.deck, "state": None, "basin": None, "complete": None}
+        row["first_shard"] = min(row["first_shard"], shard)
         if row["state"] is None:
-            row["state"] = r["state"]
-        if r.get("basin") is not None:
-            row["basin"] = (row["basin"] or 0) + r["basin"]
-        if r.get("complete") is not None:
-            row["complete"] = bool(row["complete"]) or bool(r["complete"])
+            row["state"] = r.state
+        if r.basin is not None:
+            row["basin"] = (row["basin"] or 0) + r.basin
+        if r.complete is not None:
+            row["complete"] = bool(row["complete"]) or r.complete
     ordered = sorted(rows.values(), key=lambda r: (r["first_shard"], r["cycle_id"]))
     return pa.Table.from_pylist(ordered, schema=CYCLES_SCHEMA)
 
 
-def manifest_table(summaries: dict[int, dict]) -> pa.Table:
-    rows = [{k: s.get(k) for k in SHARDS_SCHEMA.names} for _, s in sorted(summaries.items())]
-    return pa.Table.from_pylist(rows, schema=SHARDS_SCHEMA)
+def reported_rows(cycles: pa.Table) -> list[tuple[int, CycleRow]]:
+    """What a cycles table holds of the shards' reports: (first shard, row) for each cycle a shard
+    reported (those with a state), so that cycles_table of them gives those rows back."""
+    return [(r["first_shard"], CycleRow.from_json(r)) for r in cycles.to_pylist() if r["state"] is not None]
 
 
-def histogram_table(summaries: dict[int, dict]) -> pa.Table:
+def histogram_table(summaries: dict[int, ShardSummary]) -> pa.Table:
     merged = RunTotals.of(summaries).histogram
     return pa.table({"cards": sorted(merged), "games": [merged[k] for k in sorted(merged)]}, schema=HISTOGRAM_SCHEMA)
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .summary import ShardSummary
+
 KEEP_LONGEST = 5
 
 
@@ -26,27 +28,27 @@ class RunTotals:
     histogram: dict[int, int] = field(default_factory=dict)  # finite games by length in cards
 
     @classmethod
-    def of(cls, summaries: dict[int, dict]) -> "RunTotals":
+    def of(cls, summaries: dict[int, ShardSummary]) -> "RunTotals":
         totals = cls()
         for _, summary in sorted(summaries.items()):
             totals.add(summary)
         return totals
 
-    def add(self, summary: dict) -> None:
+    def add(self, summary: ShardSummary) -> None:
         """Count one shard's summary (a failed shard counts as failed, nothing else)."""
-        if summary["status"] != "done":
+        if not summary.done:
             self.failed += 1
             return
         self.done += 1
-        self.deals += summary["deals"]
-        self.cards += summary["cards"]
-        if summary.get("longest"):
-            self.longest.append(summary["longest"])
+        self.deals += summary.deals
+        self.cards += summary.cards
+        if summary.longest:
+            self.longest.append(summary.longest)
             self.longest.sort(key=longest_key)
             del self.longest[KEEP_LONGEST:]
-        self.cycle_ids.update(summary.get("cycle_ids", ()))
-        for k, v in summary.get("histogram", {}).items():
-            self.histogram[int(k)] = self.histogram.get(int(k), 0) + v
+        self.cycle_ids.update(summary.cycle_ids)
+        for k, v in summary.histogram.items():
+            self.histogram[k] = self.histogram.get(k, 0) + v
 
     @property
     def best(self) -> dict | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import time
 
+import pyarrow as pa
 import ray
 
 from kernels.dealspace import DealSpace
@@ -17,7 +18,8 @@ from kernels.decks import parse_deck
 from kernels.strategies import ShardResult, get, run_shard as run_strategy_shard
 
 from .plan import Shard
-from .tables import games_table, shard_summary
+from .summary import ShardSummary
+from .tables import games_table
 
 # One Numba thread per actor: the actor holds one CPU.
 WORKER_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
@@ -48,13 +50,14 @@ class ShardRunner:
         node_id = ray.get_runtime_context().get_node_id() if ray.is_initialized() else "local"
         return {"where": self.where, "pid": os.getpid(), "node_id": node_id}
 
-    def run(self, shard: Shard):
+    def run(self, shard: Shard) -> tuple[pa.Table, ShardSummary]:
+        """The shard's candidate rows (the games table's columns) and its summary."""
         t0 = time.perf_counter()
         result = run_shard(self.deck, self.split, shard)
         elapsed = time.perf_counter() - t0
         table = games_table(result.candidates, shard.strategy, shard.id, result.deck or self.deck, result.rank_base)
-        summary = shard_summary(shard.id, shard.strategy, shard.params, result, status="done", elapsed_s=elapsed,
-                                attempts=1, worker=self.where, finished_at=time.time())
+        summary = ShardSummary.of(shard.id, shard.strategy, shard.params, result, status="done", elapsed_s=elapsed,
+                                  attempts=1, worker=self.where, finished_at=time.time())
         return table, summary
 
 

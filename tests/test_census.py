@@ -63,7 +63,7 @@ def test_census_counts_every_cycling_state_per_split(deck, players):
     for split in splits_of(parse_deck(deck).total, players):
         part = run_census(parse_deck(deck).spec(), split, 0, states, False)
         assert part.deals == states and part.cycles == cycling[split]
-        assert sum(r["basin"] for r in part.cycle_rows) == cycling[split]
+        assert sum(r.basin for r in part.cycle_rows) == cycling[split]
 
 
 def test_balanced_deals_of_a_census_are_the_candidates_of_the_balanced_split():
@@ -75,7 +75,7 @@ def test_balanced_deals_of_a_census_are_the_candidates_of_the_balanced_split():
     assert other.candidates == [] and other.longest is None and other.histogram.sum() == 0
     assert balanced.histogram.sum() + balanced.cycles == states  # finite games of deals are tallied
     counted = Counter(c.result.cycle_id for c in balanced.candidates)
-    assert {r["cycle_id"]: r["basin"] for r in balanced.cycle_rows} == counted
+    assert {r.cycle_id: r.basin for r in balanced.cycle_rows} == counted
 
 
 def test_a_cycle_state_is_on_the_cycle_with_the_smallest_encoding():

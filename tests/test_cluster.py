@@ -296,7 +296,7 @@ def test_resuming_with_kernels_that_compute_something_else_is_refused(reference_
         with pytest.raises(BmnError, match=r"computed with results version 0 \(bmn 0.0.1\+gold\).*results version 1"):
             run_search(make_config(out, workers=2, **RANDOM), resume=True)
         summaries = read_summaries(store)
-        assert {s["results_version"] for s in summaries.values()} == {1}  # each shard says what computed it
+        assert {s.results_version for s in summaries.values()} == {1}  # each shard says what computed it
 
 
 def test_exhaustive_ranks_past_64_bits_end_to_end(ray_address, tmp_path):

@@ -129,7 +129,8 @@ def test_shard_files_go_to_a_slow_store_many_at_once_one_request_each(slow_store
     import concurrent.futures as futures
 
     from cluster.coordinator import WRITE_THREADS
-    from cluster.tables import GAMES_SCHEMA, shard_file_name, shard_file_table, shard_summary
+    from cluster.summary import ShardSummary
+    from cluster.tables import GAMES_SCHEMA, shard_file_name, shard_file_table
 
     store, endpoint = slow_store
     run = RunStore(f"s3://bmn-slow/run?endpoint_override={endpoint}")
@@ -137,8 +138,8 @@ def test_shard_files_go_to_a_slow_store_many_at_once_one_request_each(slow_store
     store.requests.clear()
     with futures.ThreadPoolExecutor(WRITE_THREADS) as pool:
         for done in [pool.submit(run.write_parquet, shard_file_name(k), shard_file_table(
-                GAMES_SCHEMA.empty_table(), [shard_summary(k, "random", {}, None, status="done", elapsed_s=0,
-                                                           attempts=1, worker="", finished_at=0)]))
+                GAMES_SCHEMA.empty_table(), [ShardSummary.of(k, "random", {}, None, status="done", elapsed_s=0,
+                                                             attempts=1, worker="", finished_at=0)]))
                      for k in range(files)]:
             done.result()
     assert store.most >= 16, f"at most {store.most} requests in flight"

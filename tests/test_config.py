@@ -24,7 +24,7 @@ def test_every_shipped_config_is_valid(path):
     config = config_from_args(build_parser().parse_args(["search", str(path)]))
     plan = Plan(config)
     assert plan.count >= 1
-    plan.shard(0)
+    plan.strategy.bind(plan.shard(0).params)  # what the plan makes fits what the worker runs
 
 
 @pytest.mark.parametrize("values,message", [

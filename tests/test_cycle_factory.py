@@ -41,8 +41,8 @@ def factory():
 def test_the_factory_finds_the_cycles_exhaustive_search_finds_with_their_deals(factory, exhaustive_cycles):
     found = defaultdict(set)
     for shard in factory:
-        listed = {row["cycle_id"]: row for row in shard.cycle_rows}
-        assert all(row["complete"] and row["deck"] == DECK for row in listed.values())
+        listed = {row.cycle_id: row for row in shard.cycle_rows}
+        assert all(row.complete and row.deck == DECK for row in listed.values())
         for c in shard.candidates:
             assert c.result.outcome == "cycle" and c.result.cycle_id in listed
             found[c.result.cycle_id].add(c.hands)
@@ -55,9 +55,9 @@ def test_the_factory_finds_the_cycles_exhaustive_search_finds_with_their_deals(f
 def test_reported_states_and_deals_replay_on_the_reference(factory):
     shard = factory[0]
     for row in shard.cycle_rows[:20]:
-        r = play_reference(parse_deal(row["state"]))
-        assert (r.outcome, r.cycle_id, r.preperiod_tricks, r.period_tricks) == ("cycle", row["cycle_id"], 0,
-                                                                                 row["period_tricks"])
+        r = play_reference(parse_deal(row.state))
+        assert (r.outcome, r.cycle_id, r.preperiod_tricks, r.period_tricks) == ("cycle", row.cycle_id, 0,
+                                                                                 row.period_tricks)
     for c in shard.candidates[::200]:
         assert play_reference(parse_deal(c.hands)) == c.result
 
@@ -95,7 +95,7 @@ def test_a_seed_deck_must_be_part_of_the_deck():
         build_config(dict(strategy="cycles", deck=DECK, cycles={"seed_deck": 3}))
     # Without seed_deck, each start draws a seed deck near seed_plain / seed_penalty: beams still find cycles.
     drawn = run_cycles(parse_deck(DECK), 1, 0, {"tries": 100_000, "seed_states": 5_000})
-    assert drawn.cycle_rows and all(row["deck"] == DECK for row in drawn.cycle_rows)
+    assert drawn.cycle_rows and all(row.deck == DECK for row in drawn.cycle_rows)
 
 
 def test_slack_lets_beams_hold_cycles_over_the_decks_counts_and_finds_keep_the_deck():
@@ -106,10 +106,10 @@ def test_slack_lets_beams_hold_cycles_over_the_decks_counts_and_finds_keep_the_d
     assert stats0["moves"]["substitution"] and stats2["moves"]["substitution"]
     for result in (exact, loose):
         for row in result.cycle_rows:
-            state = parse_deal(row["state"])
+            state = parse_deal(row.state)
             counts = parse_deck(DECK).counts
             assert counts == tuple(sum(1 for h in state for v in h if v == k) for k in range(len(counts)))
-            assert play_reference(state).cycle_id == row["cycle_id"]
+            assert play_reference(state).cycle_id == row.cycle_id
     none = {}
     run_cycles(parse_deck(DECK), 1, 0, {**PARAMS, "tries": 10_000, "substitutions": 0}, none)
     assert not none["moves"]["substitution"]

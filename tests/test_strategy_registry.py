@@ -39,6 +39,24 @@ def test_bad_input(call, message):
         call()
 
 
+@pytest.mark.parametrize("params,message", [
+    ({"seed": 1, "shard": 0, "min_cards": 0}, "missing a required argument: 'count'"),
+    ({"seed": 1, "shard": 0, "count": 5, "min_cards": 0, "pool": 3}, "got an unexpected keyword argument 'pool'"),
+])
+def test_shard_parameters_that_do_not_fit_the_wrapper_are_named(params, message):
+    with pytest.raises(BmnError, match=r"the random strategy's shard parameters do not fit run_random: " + message):
+        run_shard("random", STANDARD, params)
+
+
+def test_an_error_inside_a_shard_is_not_taken_for_a_users_mistake():
+    """A TypeError raised by the strategy's own code is a bug to see, not a sentence for the user."""
+    params = {"deck": "0:6,1:2,2:2", "split": None, "lo": 0, "hi": 10, "balanced": True}
+    assert REGISTRY["census"].bind(params) == params
+    with pytest.raises(TypeError) as raised:
+        run_shard("census", STANDARD, params)
+    assert not isinstance(raised.value, BmnError)
+
+
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_every_strategy_is_declared_completely(name):
     """Defaults pass their own checks, an example config exists, and the README lists it."""

@@ -21,7 +21,7 @@ from .deals import run_deals
 from .extend import run_extend
 from .longest import run_longest
 from .sweep import run_exhaustive, run_random
-from .tally import Candidate, ShardResult
+from .tally import Candidate, CycleRow, ShardResult
 
 REGISTRY: dict[str, Strategy] = {s.name: s for s in (
     exhaustive.STRATEGY,
@@ -37,8 +37,8 @@ REGISTRY: dict[str, Strategy] = {s.name: s for s in (
 STRATEGIES = tuple(REGISTRY)
 
 __all__ = [
-    "Candidate", "Param", "REGISTRY", "STRATEGIES", "ShardResult", "ShardSpec", "Strategy", "get", "run_ancestors",
-    "run_climb", "run_deals", "run_exhaustive", "run_extend", "run_longest", "run_random", "run_shard",
+    "Candidate", "CycleRow", "Param", "REGISTRY", "STRATEGIES", "ShardResult", "ShardSpec", "Strategy", "get",
+    "run_ancestors", "run_climb", "run_deals", "run_exhaustive", "run_extend", "run_longest", "run_random", "run_shard",
 ]
 
 
@@ -50,8 +50,7 @@ def get(name: str) -> Strategy:
 
 
 def run_shard(name: str, space: DealSpace, params: dict, deals: tuple[str, ...] = ()) -> ShardResult:
-    """Run one shard of a strategy (what a cluster worker does)."""
-    try:
-        return get(name).run(space, dict(params), tuple(deals))
-    except TypeError as error:
-        raise BmnError(f"strategy {name}: {error}") from None
+    """Run one shard of a strategy (what a cluster worker does). Parameters that do not fit the
+    strategy's wrapper are a BmnError; whatever the shard itself raises goes up unchanged."""
+    strategy = get(name)
+    return strategy.run(space, strategy.bind(params), tuple(deals))

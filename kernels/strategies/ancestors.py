@@ -42,8 +42,7 @@ class Ancestors(Strategy):
         return ShardSpec({"deal": config.deal, "part": k, "parts": params["parts"], "limit": params["limit"],
                           "max_states": params["max_states"]})
 
-    def run(self, space, params, deals) -> ShardResult:
-        return run_ancestors(**params)
+    wrapper = staticmethod(run_ancestors)
 
     def warm_up(self, space):
         run_ancestors(CASELLA, max_states=64)

@@ -7,7 +7,11 @@ public wrapper, and one `Strategy` object that says:
     backward      whether it uses backward play (two players with equal hands)
     shard_count   how many shards a search is cut into (a pure function of the config)
     shard         what shard k computes: a small JSON-able dict of parameters (plus input deals)
-    run           what a worker does with one shard: returns a ShardResult
+    wrapper       its public wrapper `run_<name>`, which a shard's parameters are bound to: its
+                  arguments `space` and `deals` are the shard's deal space and input deals, the
+                  others are the shard's parameters by name
+    run           what a worker does with one shard: returns a ShardResult (by default the wrapper
+                  called with the bound parameters)
     warm_up       a tiny run that compiles (or loads from Numba's disk cache) every kernel it uses
 
 `config` below is any object with the search's keys as attributes (the cluster passes its
@@ -16,8 +20,9 @@ SearchConfig); `params` is the strategy's table with every default filled in.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from ..dealspace import DealSpace
 from ..errors import BmnError
@@ -74,6 +79,10 @@ class ShardSpec:
     deals: tuple[str, ...] = ()
 
 
+# The wrapper's arguments the dispatch fills itself: the shard's deal space and its input deals.
+SUPPLIED = ("space", "deals")
+
+
 class Strategy:
     name: str = ""
     summary: str = ""  # one line: what a shard does
@@ -82,6 +91,7 @@ class Strategy:
     backward: bool = False  # uses backward play: two players with equal hands
     takes_deals_file: bool = False  # reads deals_file into the run (kept in the run as inputs.txt)
     needs_deal: bool = False  # reads `deal`
+    wrapper: Callable[..., ShardResult]  # run_<name> (set it with staticmethod)
 
     def defaults(self) -> dict:
         return {p.name: p.default for p in self.params}
@@ -106,8 +116,21 @@ class Strategy:
     def shard(self, config, space: DealSpace, params: dict, k: int) -> ShardSpec:
         raise NotImplementedError
 
+    def bind(self, params: dict) -> dict:
+        """A shard's parameters bound to the wrapper's signature, or a BmnError naming the strategy
+        and the parameter that does not fit (one it does not take, or one it needs and lacks)."""
+        signature = inspect.signature(self.wrapper)
+        own = [p for name, p in signature.parameters.items() if name not in SUPPLIED]
+        try:
+            return signature.replace(parameters=own).bind(**params).arguments
+        except TypeError as error:
+            raise BmnError(f"the {self.name} strategy's shard parameters do not fit {self.wrapper.__name__}: "
+                           f"{error}") from None
+
     def run(self, space: DealSpace, params: dict, deals: tuple[str, ...]) -> ShardResult:
-        raise NotImplementedError
+        supplied = {"space": space, "deals": list(deals)}
+        given = {name: supplied[name] for name in inspect.signature(self.wrapper).parameters if name in supplied}
+        return self.wrapper(**given, **params)
 
     def warm_up(self, space: DealSpace) -> None:
         raise NotImplementedError

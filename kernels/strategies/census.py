@@ -33,7 +33,7 @@ from ..errors import BmnError
 from ..notation import parse_deal
 from .base import Param, ShardSpec, Strategy, shards_of
 from .sweep import run_exhaustive
-from .tally import ShardResult
+from .tally import Candidate, CycleRow, ShardResult
 
 MAX_STATES = 10**12  # states per census run at most (10^12 states: days of a large cluster)
 NO_FINITE = 2**62  # min_cards for the sweep kernel: only cycles are candidates
@@ -78,18 +78,16 @@ def run_census(deck: str, split, lo: int, hi: int, balanced: bool) -> ShardResul
     if balanced:
         result.wins, result.histogram, result.longest = played.wins, played.histogram, played.longest
         result.candidates = played.candidates
-    rows: dict[str, dict] = {}
+    first: dict[str, Candidate] = {}  # each cycle's first state met, and how many states enter it
+    basin: dict[str, int] = {}
     for c in played.candidates:
-        row = rows.get(c.result.cycle_id)
-        if row is None:
-            rows[c.result.cycle_id] = {
-                "cycle_id": c.result.cycle_id, "period_tricks": c.result.period_tricks,
-                "period_cards": c.result.period_cards, "deck": space.deck.spec(),
-                "state": cycle_state(parse_deal(c.hands)), "basin": 1, "complete": None,
-            }
-        else:
-            row["basin"] += 1
-    result.cycle_rows = sorted(rows.values(), key=lambda r: r["cycle_id"])
+        first.setdefault(c.result.cycle_id, c)
+        basin[c.result.cycle_id] = basin.get(c.result.cycle_id, 0) + 1
+    result.cycle_rows = [
+        CycleRow(cid, c.result.period_tricks, c.result.period_cards, space.deck.spec(),
+                 cycle_state(parse_deal(c.hands)), basin=basin[cid])
+        for cid, c in sorted(first.items())
+    ]
     return result
 
 
@@ -131,8 +129,7 @@ class Census(Strategy):
             k -= shards
         raise IndexError(k)
 
-    def run(self, space, params, deals) -> ShardResult:
-        return run_census(**params)
+    wrapper = staticmethod(run_census)
 
     def warm_up(self, space):
         run_census("0:2,1:1,2:1", (2, 2), 0, 12, True)
@@ -154,8 +151,8 @@ def census_counts(deck: str, players: int = 2) -> dict[str, dict]:
     for split in splits_of(parse_deck(spec).total, players):
         part = run_census(spec, split, 0, states, tuple(split) == balanced)
         for row in part.cycle_rows:
-            mine = out.setdefault(row["cycle_id"], {**row, "basin": 0, "deals": 0})
-            mine["basin"] += row["basin"]
+            mine = out.setdefault(row.cycle_id, {**row.to_json(), "basin": 0, "deals": 0})
+            mine["basin"] += row.basin
         for c in part.candidates:
             out[c.result.cycle_id]["deals"] += 1
     return out

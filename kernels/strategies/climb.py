@@ -112,8 +112,7 @@ class Climb(StreamShards):
     params = PARAMS
     backward = True
 
-    def run(self, space, params, deals) -> ShardResult:
-        return run_climb(space, **params)
+    wrapper = staticmethod(run_climb)
 
     def warm_up(self, space):
         run_climb(space, 0, 0, 64, pool=64, top=1, max_states=64, min_cards=0)

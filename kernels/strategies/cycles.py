@@ -48,7 +48,7 @@ from ..errors import BmnError
 from ..game import CYCLE, F_CYCLE_ID, F_OUTCOME, N_FIELDS, cycle_id_hex
 from ..notation import format_deal, parse_deal
 from .base import Param, ShardSpec, Strategy
-from .tally import Candidate, ShardResult
+from .tally import Candidate, CycleRow, ShardResult
 
 PARAMS = (
     Param("beams", 256, "shards: independent beams, each with its own random stream"),
@@ -444,11 +444,8 @@ def run_cycles(deck: Deck, seed: int, shard: int, params: dict | None = None,
         if listed.cycle_id != cid:
             raise RuntimeError(f"cycle {cid} replayed as {listed.cycle_id}")
         r = listed.original
-        result.cycle_rows.append({
-            "cycle_id": cid, "period_tricks": r.period_tricks, "period_cards": r.period_cards,
-            "deck": deck.spec(), "state": format_deal(state, letters), "basin": None,
-            "complete": not listed.truncated,
-        })
+        result.cycle_rows.append(CycleRow(cid, r.period_tricks, r.period_cards, deck.spec(),
+                                          format_deal(state, letters), complete=not listed.truncated))
         for found in listed.deals:
             result.candidates.append(Candidate(found.hands, len(result.candidates), found.result))
     if stats is not None:
@@ -477,6 +474,8 @@ class Cycles(Strategy):
     def shard(self, config, space, params, k):
         return ShardSpec({"deck": space.deck.spec(), "seed": config.seed, "shard": k,
                           "params": {p: v for p, v in params.items() if p != "beams"}})
+
+    wrapper = staticmethod(run_cycles)
 
     def run(self, space, params, deals) -> ShardResult:
         return run_cycles(parse_deck(params["deck"]), params["seed"], params["shard"], params["params"])

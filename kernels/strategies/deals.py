@@ -56,8 +56,7 @@ class Deals(Strategy):
         start, chunk = input_chunk(config, k)
         return ShardSpec({"index_base": start, **bounds(config)}, chunk)
 
-    def run(self, space, params, deals) -> ShardResult:
-        return run_deals(list(deals), **params)
+    wrapper = staticmethod(run_deals)
 
     def warm_up(self, space):
         first = format_deal(space.cut(space.first())) if space.players == 2 else CASELLA

@@ -12,7 +12,6 @@ from ..dealspace import DealSpace
 from ..errors import BmnError
 from .base import ShardSpec, Strategy, bounds, shards_of
 from .sweep import run_exhaustive
-from .tally import ShardResult
 
 
 # The games table keeps a deal's rank as decimal128(38): ranks of at most 38 digits.
@@ -56,8 +55,7 @@ class Exhaustive(Strategy):
         lo = first + k * config.shard_size
         return ShardSpec({"lo": lo, "hi": min(last, lo + config.shard_size), **bounds(config)})
 
-    def run(self, space, params, deals) -> ShardResult:
-        return run_exhaustive(space, **params)
+    wrapper = staticmethod(run_exhaustive)
 
     def warm_up(self, space):
         run_exhaustive(space, 0, min(space.count, 16), min_cards=0)

@@ -49,8 +49,7 @@ class Extend(Strategy):
         start, chunk = input_chunk(config, k)
         return ShardSpec({"index_base": start, **bounds(config), **params}, chunk)
 
-    def run(self, space, params, deals) -> ShardResult:
-        return run_extend(list(deals), **params)
+    wrapper = staticmethod(run_extend)
 
     def warm_up(self, space):
         run_extend([CASELLA], max_states=64)

@@ -211,8 +211,7 @@ class Longest(StreamShards):
     params = PARAMS
     backward = True
 
-    def run(self, space, params, deals) -> ShardResult:
-        return run_longest(space, **params)
+    wrapper = staticmethod(run_longest)
 
     def warm_up(self, space):
         run_longest(space, 0, 0, 64, round_deals=32, delta=10**6, floor=0, max_climbs=2, root_cards=8, per_root=64,

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 from .base import StreamShards
 from .sweep import run_random
-from .tally import ShardResult
 
 
 class Random(StreamShards):
     name = "random"
     summary = "uniformly random deals from a counter-based stream keyed by (seed, shard)"
 
-    def run(self, space, params, deals) -> ShardResult:
-        return run_random(space, **params)
+    wrapper = staticmethod(run_random)
 
     def warm_up(self, space):
         run_random(space, 0, 0, 16, min_cards=0)

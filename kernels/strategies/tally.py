@@ -14,7 +14,7 @@ play games one by one from Python tally them with `add_game` / `tally_games`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 
@@ -36,13 +36,27 @@ class Candidate:
     result: GameResult
 
 
-# A found cycle, as a shard reports it:
-#   cycle_id, period_tricks, period_cards  as in the games table
-#   deck      the deck it is a cycle of (VALUE:COUNT,... or a name)
-#   state     its canonical state written as a deal, the leader's hand first (kernels/cyclestate.py)
-#   basin     trick-boundary states of the shard that enter it (census; None where not counted)
-#   complete  every balanced deal entering it is among the shard's candidates (None: not listed)
-CYCLE_ROW_KEYS = ("cycle_id", "period_tricks", "period_cards", "deck", "state", "basin", "complete")
+@dataclass(frozen=True)
+class CycleRow:
+    """A cycle a shard found, reported once whether or not a candidate deal enters it (census, cycles).
+
+    The cluster keeps these in the shard's summary (to_json) and merges them into the cycles table."""
+
+    cycle_id: str
+    period_tricks: int
+    period_cards: int
+    deck: str  # the deck it is a cycle of (VALUE:COUNT,... or a name)
+    state: str  # its canonical state written as a deal, the leader's hand first (kernels/cyclestate.py)
+    basin: int | None = None  # trick-boundary states of the shard that enter it (census; None: not counted)
+    complete: bool | None = None  # every balanced deal entering it is among the shard's candidates (None: not listed)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, values: dict) -> "CycleRow":
+        """A row as to_json wrote it (keys it does not know are ignored; a missing key is a TypeError)."""
+        return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values})
 
 
 @dataclass
@@ -58,9 +72,8 @@ class ShardResult:
     longest: Candidate | None = None
     candidates: list[Candidate] = field(default_factory=list)
     rank_base: int | None = None  # exhaustive: a candidate's rank is rank_base + its index
-    # Cycles the shard found, each once, whether or not a candidate deal enters them (census,
-    # cycles): dicts with the keys of CYCLE_ROW_KEYS.
-    cycle_rows: list[dict] = field(default_factory=list)
+    # Cycles the shard found, each once, whether or not a candidate deal enters them (census, cycles).
+    cycle_rows: list[CycleRow] = field(default_factory=list)
     deck: str | None = None  # the deck of its games where it is not the run's (a census of several)
 
     @classmethod

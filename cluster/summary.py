@@ -1,0 +1,133 @@
+"""What a shard reports besides its games: its summary, as a value with a fixed shape.
+
+A shard file keeps one summary per shard in its Parquet key-value metadata (`bmn.shards`, JSON:
+`to_json` / `from_json`); the run's `shards` table holds their manifest columns (Arrow:
+`manifest_table` / `manifest_summaries`). The JSON keys are those bmn has always written, so the
+shard files of earlier runs read back: a summary written before results versions were recorded
+has no `results_version`, one written before shards reported cycles has no `cycle_rows` (nor has
+a failed shard's), and both come back out as they went in.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+import pyarrow as pa
+
+from kernels import RESULTS_VERSION
+from kernels.strategies import CycleRow, ShardResult
+
+STATUSES = ("done", "failed")
+
+SHARDS_SCHEMA = pa.schema([
+    ("shard", pa.int64()),
+    ("strategy", pa.string()),
+    ("params", pa.string()),
+    ("status", pa.string()),
+    ("deals", pa.int64()),
+    ("cards", pa.int64()),
+    ("max_cards", pa.int64()),
+    ("cycles", pa.int64()),
+    ("candidates", pa.int64()),
+    ("elapsed_s", pa.float64()),
+    ("attempts", pa.int64()),
+    ("worker", pa.string()),
+    ("finished_at", pa.float64()),
+    ("error", pa.string()),
+])
+
+
+@dataclass(frozen=True)
+class ShardSummary:
+    """The manifest row of a shard plus what the summary tables need (histogram, wins, longest, cycles)."""
+
+    shard: int
+    strategy: str
+    params: str  # what the shard computed: its parameters as JSON, keys sorted
+    status: str  # "done", or "failed" (no games, no counts)
+    deals: int = 0
+    cards: int = 0
+    max_cards: int = 0
+    cycles: int = 0
+    candidates: int = 0
+    elapsed_s: float = 0.0
+    attempts: int = 1
+    worker: str = ""
+    finished_at: float = 0.0
+    error: str | None = None
+    histogram: dict[int, int] = field(default_factory=dict)  # finite games by length in cards (non-zero only)
+    wins: tuple[int, ...] = ()  # finite games won by each hand
+    longest: dict | None = None  # the longest finite game: hands, index and the fields of its GameResult
+    cycle_ids: tuple[str, ...] = ()  # every cycle a candidate enters or the shard reported
+    results_version: int | None = RESULTS_VERSION  # what computed it (None: not recorded)
+    cycle_rows: tuple[CycleRow, ...] | None = None  # the cycles it reported (None: no result, or not recorded)
+
+    @classmethod
+    def of(cls, shard_id: int, strategy: str, params: dict, result: ShardResult | None, *, status: str,
+           elapsed_s: float, attempts: int, worker: str, finished_at: float,
+           error: str | None = None) -> "ShardSummary":
+        """The summary of a shard's result (None: a shard that failed, with its error)."""
+        common = dict(shard=shard_id, strategy=strategy, params=json.dumps(params, sort_keys=True), status=status,
+                      elapsed_s=round(float(elapsed_s), 4), attempts=attempts, worker=worker,
+                      finished_at=finished_at, error=error)
+        if result is None:
+            return cls(**common)
+        return cls(
+            **common, deals=result.deals, cards=result.cards, max_cards=result.max_cards, cycles=result.cycles,
+            candidates=len(result.candidates), wins=tuple(int(w) for w in result.wins),
+            histogram={int(k): int(result.histogram[k]) for k in np.nonzero(result.histogram)[0]},
+            longest=None if result.longest is None else {
+                "hands": result.longest.hands, "index": result.longest.index, **result.longest.result.to_dict()},
+            cycle_ids=tuple(sorted({c.result.cycle_id for c in result.candidates if c.result.cycle_id}
+                                   | {row.cycle_id for row in result.cycle_rows})),
+            cycle_rows=tuple(result.cycle_rows),
+        )
+
+    @property
+    def done(self) -> bool:
+        return self.status == "done"
+
+    def to_json(self) -> dict:
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values.update(histogram={str(k): v for k, v in self.histogram.items()}, wins=list(self.wins),
+                      longest=None if self.longest is None else dict(self.longest), cycle_ids=list(self.cycle_ids))
+        if self.results_version is None:
+            del values["results_version"]
+        if self.cycle_rows is None:
+            del values["cycle_rows"]
+        else:
+            values["cycle_rows"] = [row.to_json() for row in self.cycle_rows]
+        return values
+
+    @classmethod
+    def from_json(cls, values: dict) -> "ShardSummary":
+        """A summary as to_json (of this bmn or an earlier one) wrote it. A value of the wrong shape
+        raises ValueError (or KeyError, TypeError: a key missing, a value of the wrong type)."""
+        if not isinstance(values.get("shard"), int) or values.get("status") not in STATUSES:
+            raise ValueError("not a shard summary")
+        known = {f.name for f in fields(cls)}
+        summary = dict((k, v) for k, v in values.items() if k in known)
+        summary.update(histogram={int(k): int(v) for k, v in values.get("histogram", {}).items()},
+                       wins=tuple(values.get("wins", ())), cycle_ids=tuple(values.get("cycle_ids", ())),
+                       results_version=values.get("results_version"))
+        if values.get("cycle_rows") is not None:
+            summary["cycle_rows"] = tuple(CycleRow.from_json(row) for row in values["cycle_rows"])
+        return cls(**summary)
+
+    def manifest_row(self) -> dict:
+        """The row of the run's shards table."""
+        return {name: getattr(self, name) for name in SHARDS_SCHEMA.names}
+
+
+def manifest_table(summaries: dict[int, ShardSummary]) -> pa.Table:
+    """The run's shards table: one row per shard, in shard order."""
+    rows = [s.manifest_row() for _, s in sorted(summaries.items())]
+    return pa.Table.from_pylist(rows, schema=SHARDS_SCHEMA)
+
+
+def manifest_summaries(table: pa.Table) -> list[ShardSummary]:
+    """The summaries of a shards table, as far as it holds them (its columns; no histogram, wins,
+    longest game or cycles)."""
+    return [ShardSummary(**row, results_version=None) for row in table.select(SHARDS_SCHEMA.names).to_pylist()]

@@ -1,0 +1,105 @@
+"""A shard's summary (cluster/summary.py): built from a shard's result, written as the JSON shard
+files have always held, read back from them (old ones too), and as the rows of the shards table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from cluster.summary import SHARDS_SCHEMA, ShardSummary, manifest_summaries, manifest_table
+from cluster.tables import META_KEY
+from kernels import RESULTS_VERSION
+from kernels.strategies import CycleRow, run_random
+from kernels.strategies.census import run_census
+
+from helpers import STANDARD
+
+# A run written by bmn before summaries had a type (commit fd434ac): one compacted shard file of
+# five shards (random, census, failed, a cycle report with no basin, one written before results
+# versions and cycle reports), and the four tables that bmn built from it.
+OLD_RUN = Path(__file__).parent / "data" / "run_v1"
+OLD_FILE = OLD_RUN / "shards" / "c000000000000-000000000004.parquet"
+
+KEYS = {"shard", "strategy", "params", "status", "deals", "cards", "max_cards", "cycles", "candidates", "elapsed_s",
+        "attempts", "worker", "finished_at", "error", "histogram", "wins", "longest", "cycle_ids", "results_version"}
+
+
+def done(result=None, **values) -> ShardSummary:
+    result = result if result is not None else run_random(STANDARD, 3, 0, 50, min_cards=300)
+    return ShardSummary.of(0, "random", {"seed": 3, "count": 50}, result, **{
+        "status": "done", "elapsed_s": 0.123456, "attempts": 1, "worker": "local:1", "finished_at": 1.5, **values})
+
+
+def failed() -> ShardSummary:
+    return ShardSummary.of(5, "random", {"seed": 3}, None, status="failed", elapsed_s=0.0, attempts=3, worker="",
+                           finished_at=2.0, error="worker lost: ActorDiedError")
+
+
+def test_a_summary_holds_what_the_shard_computed():
+    result = run_random(STANDARD, 3, 0, 50, min_cards=300)
+    s = done(result)
+    assert (s.deals, s.cards, s.cycles, s.candidates) == (50, result.cards, 0, len(result.candidates))
+    assert s.max_cards == result.longest.result.cards == s.longest["cards"] and s.longest["hands"] == result.longest.hands
+    assert sum(s.histogram.values()) == 50 and all(result.histogram[k] == v for k, v in s.histogram.items())
+    assert s.wins == tuple(result.wins) and sum(s.wins) == 50
+    assert s.params == '{"count": 50, "seed": 3}' and s.elapsed_s == 0.1235
+    assert s.done and s.results_version == RESULTS_VERSION and s.cycle_rows == ()
+
+
+def test_a_census_summary_carries_its_cycle_rows():
+    result = run_census("0:6,1:2,2:2", (5, 5), 0, 1260, True)
+    s = done(result)
+    assert s.cycle_rows == tuple(result.cycle_rows) and all(isinstance(r, CycleRow) for r in s.cycle_rows)
+    assert set(s.cycle_ids) == {r.cycle_id for r in result.cycle_rows} == {c.result.cycle_id for c in result.candidates}
+
+
+def test_the_json_keeps_the_keys_bmn_has_always_written():
+    assert set(done().to_json()) == KEYS | {"cycle_rows"}
+    assert set(failed().to_json()) == KEYS  # a failed shard reports no cycles
+    assert json.loads(json.dumps(done().to_json()))["histogram"] == {str(k): v for k, v in done().histogram.items()}
+
+
+@pytest.mark.parametrize("summary", [done(), failed(), done(run_census("0:6,1:2,2:2", (5, 5), 0, 1260, True))],
+                         ids=["done", "failed", "census"])
+def test_summaries_round_trip_through_json(summary):
+    text = json.dumps(summary.to_json(), sort_keys=True)
+    assert ShardSummary.from_json(json.loads(text)) == summary
+    assert json.dumps(ShardSummary.from_json(json.loads(text)).to_json(), sort_keys=True) == text
+
+
+def test_summaries_written_before_read_back_and_write_out_byte_for_byte():
+    written = pq.read_schema(OLD_FILE).metadata[META_KEY]
+    summaries = [ShardSummary.from_json(s) for s in json.loads(written)]
+    assert [s.shard for s in summaries] == [0, 1, 2, 3, 4]
+    assert [s.status for s in summaries] == ["done", "done", "failed", "done", "done"]
+    assert summaries[1].cycle_rows and summaries[1].cycle_rows[0].basin == 7
+    assert summaries[3].cycle_rows == (CycleRow("00000000000000aa", 4, 10, "0:2,1:1,2:1", "J-/Q-", complete=True),)
+    assert summaries[2].cycle_rows is None and summaries[2].error == "worker lost: ActorDiedError"
+    assert summaries[4].results_version is None and summaries[4].cycle_rows is None  # not recorded then
+    assert json.dumps([s.to_json() for s in summaries], sort_keys=True).encode() == written
+
+
+@pytest.mark.parametrize("values", [[], {"shard": "0", "status": "done"}, {"shard": 0, "status": "lost"},
+                                    {"shard": 0, "status": "done"}, {"shard": 0, "status": "done", "strategy": "x",
+                                                                     "params": "{}", "histogram": {"a": 1}}])
+def test_what_is_not_a_summary_is_refused(values):
+    with pytest.raises((ValueError, TypeError, AttributeError)):
+        ShardSummary.from_json(values)
+
+
+def test_the_shards_table_holds_the_manifest_columns_and_reads_back():
+    summaries = {0: done(), 5: failed()}
+    table = manifest_table(summaries)
+    assert table.schema == SHARDS_SCHEMA and table["shard"].to_pylist() == [0, 5]
+    assert table["status"].to_pylist() == ["done", "failed"] and table["error"].to_pylist() == [None, summaries[5].error]
+    back = manifest_summaries(table)
+    assert [s.manifest_row() for s in back] == [s.manifest_row() for s in summaries.values()]
+    assert manifest_table({s.shard: s for s in back}).equals(table)
+
+
+def test_the_shards_table_of_an_old_run_is_unchanged():
+    summaries = {s["shard"]: ShardSummary.from_json(s) for s in json.loads(pq.read_schema(OLD_FILE).metadata[META_KEY])}
+    assert manifest_table(summaries).equals(pq.read_table(OLD_RUN / "tables" / "shards.parquet"))

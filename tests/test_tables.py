@@ -1,0 +1,113 @@
+"""The run's tables (cluster/tables.py): shard files written and read back, each shard once; the
+cycles a shard reports (CycleRow) through JSON and the cycles table; how reports of one cycle merge."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from cluster.storage import RunStore
+from cluster.summary import ShardSummary
+from cluster.tables import (CYCLES_SCHEMA, GAMES_SCHEMA, META_KEY, TABLES, build_tables, cycles_table, games_table,
+                            read_contents, read_summaries, reported_cycles, reported_rows, shard_file_name,
+                            shard_file_table)
+from kernels.strategies import CycleRow, run_random
+from kernels.strategies.census import run_census
+
+from helpers import STANDARD
+
+OLD_RUN = Path(__file__).parent / "data" / "run_v1"  # see tests/test_summary.py
+
+ROW = CycleRow("207ec02eb4dcd075", 3, 15, "0:6,1:2,2:2", "--J-/Q-Q-J-", basin=7)
+FACTORY_ROW = CycleRow("00000000000000aa", 4, 10, "0:2,1:1,2:1", "J-/Q-", complete=True)
+
+
+def summary(shard: int, result=None, status="done") -> ShardSummary:
+    return ShardSummary.of(shard, "census", {"shard": shard}, result, status=status, elapsed_s=0, attempts=1,
+                           worker="", finished_at=0.0)
+
+
+def write_shard(store: RunStore, shard: int, result, status="done", rel=None) -> None:
+    games = games_table(result.candidates if result else [], "census", shard, "0:6,1:2,2:2", None)
+    store.write_parquet(rel or shard_file_name(shard), shard_file_table(games, [summary(shard, result, status)]))
+
+
+@pytest.mark.parametrize("row", [ROW, FACTORY_ROW, CycleRow("ab", 1, 2, "standard", "J-/--")])
+def test_cycle_rows_round_trip_through_json(row):
+    assert CycleRow.from_json(json.loads(json.dumps(row.to_json()))) == row
+    assert set(row.to_json()) == {"cycle_id", "period_tricks", "period_cards", "deck", "state", "basin", "complete"}
+
+
+def test_a_cycle_row_missing_a_key_is_refused():
+    with pytest.raises(TypeError):
+        CycleRow.from_json({"cycle_id": "ab", "period_tricks": 1, "deck": "standard", "state": "J-/--"})
+
+
+def test_cycle_rows_round_trip_through_the_cycles_table():
+    reported = [(1, ROW), (3, FACTORY_ROW)]
+    table = cycles_table(GAMES_SCHEMA.empty_table(), reported)
+    assert table.schema == CYCLES_SCHEMA and table["deals"].to_pylist() == [0, 0]
+    assert reported_rows(table) == reported
+
+
+def test_reports_of_one_cycle_merge():
+    """Basins add up (a census's shards hold disjoint states), the first shard's state stays,
+    complete if any shard listed the balanced deals completely; deals entering it are counted."""
+    other_state = CycleRow(ROW.cycle_id, 3, 15, ROW.deck, "Q-Q-J-/--J-", basin=5, complete=False)
+    listed = CycleRow(ROW.cycle_id, 3, 15, ROW.deck, "-Q-J-/--J-Q", complete=True)
+    games = games_table(run_census("0:6,1:2,2:2", (5, 5), 0, 1260, True).candidates, "census", 4, ROW.deck, None)
+    table = cycles_table(games, [(2, ROW), (1, other_state), (6, listed)])
+    [row] = table.to_pylist()
+    assert (row["basin"], row["complete"], row["first_shard"]) == (12, True, 1)
+    assert row["state"] == ROW.state  # the first report read, not the lowest shard's
+    assert row["deals"] == games.num_rows == 7 and row["hands"] == games["hands"][0].as_py()
+    assert (row["min_preperiod_tricks"], row["max_preperiod_tricks"]) == (1, 2)
+    assert cycles_table(games, [(2, ROW)]).to_pylist()[0]["complete"] is None
+
+
+def test_the_cycles_of_done_shards_are_reported_in_shard_order():
+    census = run_census("0:6,1:2,2:2", (5, 5), 0, 1260, True)
+    summaries = {3: summary(3, census), 1: summary(1, census), 2: summary(2, None, status="failed")}
+    assert reported_cycles(summaries) == [(1, census.cycle_rows[0]), (3, census.cycle_rows[0])]
+
+
+def test_a_run_written_before_reads_back_into_the_same_tables(tmp_path):
+    shutil.copytree(OLD_RUN / "shards", tmp_path / "shards")
+    contents = read_contents(RunStore(str(tmp_path)))
+    assert sorted(contents.summaries) == [0, 1, 2, 3, 4] and contents.done == {0, 1, 3, 4} and not contents.damaged
+    tables = build_tables(contents)
+    for name in TABLES:
+        assert tables[name].equals(pq.read_table(OLD_RUN / "tables" / f"{name}.parquet")), name
+    assert read_summaries(RunStore(str(tmp_path))) == contents.summaries
+
+
+def test_a_shard_is_read_once_and_a_done_copy_wins(tmp_path):
+    store = RunStore(str(tmp_path))
+    census = run_census("0:6,1:2,2:2", (5, 5), 0, 1260, True)
+    write_shard(store, 1, None, status="failed")
+    write_shard(store, 1, census, rel="shards/c000000000001-000000000001.parquet")  # a later file: done
+    write_shard(store, 2, census)
+    write_shard(store, 2, census, rel="shards/c000000000002-000000000002.parquet")  # the same shard twice
+    contents = read_contents(store)
+    assert contents.done == {1, 2}
+    assert sum(t.num_rows for t in contents.games) == 2 * len(census.candidates)
+    tables = build_tables(contents)
+    assert tables["games"]["shard"].to_pylist() == [1] * len(census.candidates)  # a deal once, by its first shard
+    assert tables["cycles"].to_pylist()[0]["basin"] == 2 * ROW.basin
+
+
+def test_a_file_without_summaries_is_damaged_and_skipped(tmp_path):
+    store = RunStore(str(tmp_path))
+    write_shard(store, 0, run_random(STANDARD, 1, 0, 10, min_cards=0))
+    bad = GAMES_SCHEMA.empty_table().replace_schema_metadata({META_KEY: b'[{"shard": 1, "status": "done"}]'})
+    store.write_parquet(shard_file_name(1), bad)
+    store.write_parquet(shard_file_name(2), pa.table({"x": [1]}))
+    damaged: dict[str, str] = {}
+    assert list(read_summaries(store, damaged)) == [0]
+    assert damaged == {shard_file_name(k): "it holds no shard summaries" for k in (1, 2)}
+    assert read_contents(store).damaged == damaged

@@ -1,0 +1,36 @@
+"""A run's totals (cluster/totals.py): one rule for the coordinator, `bmn status` and the tables."""
+
+from __future__ import annotations
+
+from cluster.summary import ShardSummary
+from cluster.totals import KEEP_LONGEST, RunTotals
+
+
+def shard(k: int, status="done", longest=None, histogram=None, cycle_ids=()) -> ShardSummary:
+    return ShardSummary(k, "random", "{}", status, deals=10 * (status == "done"), cards=100 * (status == "done"),
+                        longest=longest, histogram=histogram or {}, cycle_ids=tuple(cycle_ids))
+
+
+def game(cards: int, hands: str) -> dict:
+    return {"cards": cards, "hands": hands, "tricks": cards // 10}
+
+
+def test_done_shards_add_up_and_failed_ones_only_count():
+    totals = RunTotals.of({0: shard(0, histogram={5: 2, 7: 1}, cycle_ids=["a"]), 1: shard(1, status="failed"),
+                           2: shard(2, histogram={7: 3}, cycle_ids=["a", "b"])})
+    assert (totals.done, totals.failed, totals.deals, totals.cards) == (2, 1, 20, 200)
+    assert totals.histogram == {5: 2, 7: 4} and totals.cycle_ids == {"a", "b"}
+    assert totals.best is None and totals.longest_cards == 0
+
+
+def test_the_longest_games_are_ordered_by_cards_then_hands_whatever_the_shard_order():
+    games = [game(50, "B"), game(70, "Z"), game(70, "A"), game(10, "C"), game(60, "D"), game(20, "E"), game(30, "F")]
+    summaries = {k: shard(k, longest=g) for k, g in enumerate(games)}
+    forward = RunTotals.of(summaries)
+    backward = RunTotals()
+    for k in reversed(range(len(games))):
+        backward.add(summaries[k])
+    assert forward.longest == backward.longest
+    assert [(g["cards"], g["hands"]) for g in forward.longest] == [(70, "A"), (70, "Z"), (60, "D"), (50, "B"),
+                                                                   (30, "F")]
+    assert len(forward.longest) == KEEP_LONGEST and forward.best == game(70, "A") and forward.longest_cards == 70

@@ -1,0 +1,52 @@
+"""The worker (cluster/worker.py), without Ray: a ShardRunner runs a plan's shards and returns each
+shard's games rows and its typed summary, the same as the kernels give directly."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from cluster.config import build_config
+from cluster.plan import Plan
+from cluster.summary import ShardSummary
+from cluster.tables import GAMES_SCHEMA
+from cluster.worker import ShardRunner, run_shard
+from kernels.errors import BmnError
+from kernels.strategies import run_random
+
+
+def test_a_runner_returns_the_shards_rows_and_summary():
+    config = build_config({"strategy": "random", "deals": 300, "shard_size": 200, "min_cards": 500, "seed": 5})
+    plan = Plan(config)
+    runner = ShardRunner(config.deck, plan.space.split, config.strategy)
+    assert runner.warm_up() == {"where": f"local:{os.getpid()}", "pid": os.getpid(), "node_id": "local"}
+    table, summary = runner.run(plan.shard(1))
+    direct = run_random(plan.space, 5, 1, 100, min_cards=500)
+    assert isinstance(summary, ShardSummary) and summary.done
+    assert (summary.shard, summary.strategy, summary.deals, summary.worker) == (1, "random", 100, runner.where)
+    assert json.loads(summary.params) == plan.shard(1).params
+    assert (summary.cards, summary.max_cards, summary.candidates) == (direct.cards, direct.max_cards,
+                                                                     len(direct.candidates))
+    assert table.schema == GAMES_SCHEMA and table.num_rows == len(direct.candidates)
+    assert table["hands"].to_pylist() == [c.hands for c in direct.candidates]
+    assert set(table["shard"].to_pylist()) <= {1} and set(table["strategy"].to_pylist()) <= {"random"}
+
+
+def test_a_census_shard_keeps_its_deck_and_reports_its_cycles():
+    config = build_config({"strategy": "census", "deck": "0:6,1:2,2:2", "shard_size": 2000})
+    plan = Plan(config)
+    runner = ShardRunner(config.deck, plan.space.split, config.strategy)
+    balanced = next(plan.shard(k) for k in range(plan.count) if plan.shard(k).params["balanced"])
+    table, summary = runner.run(balanced)
+    assert summary.cycle_rows and set(summary.cycle_ids) == {r.cycle_id for r in summary.cycle_rows}
+    assert set(table["deck"].to_pylist()) == {"0:6,1:2,2:2"} and table.num_rows == summary.candidates
+
+
+def test_a_shard_with_parameters_its_strategy_does_not_take_is_refused():
+    config = build_config({"strategy": "random", "deals": 10})
+    shard = Plan(config).shard(0)
+    wrong = type(shard)(shard.id, shard.strategy, {**shard.params, "pool": 5})
+    with pytest.raises(BmnError, match="random strategy's shard parameters do not fit run_random: .*'pool'"):
+        run_shard(config.deck, (26, 26), wrong)
