@@ -34,7 +34,8 @@ from typing import Sequence
 import numpy as np
 
 from ._jit import kernel
-from .engines.percard import load, new_workspace, play_trick
+from .engines import new_workspace
+from .engines.percard import load, play_trick
 from .engines.reference import Game, trace_reference
 from .errors import BmnError
 from .game import GameResult

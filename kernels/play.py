@@ -10,9 +10,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .engines import ENGINES, pick_engine
-from .engines.bitmask import play_batch2
-from .engines.percard import default_brent_start, play_batch_general
+from .engines import ENGINES, default_brent_start, engine_named, pick_engine
 from .errors import BmnError
 from .game import N_FIELDS, GameResult
 from .notation import MAX_VALUE, check_deal
@@ -51,12 +49,6 @@ def play_batch(
     if int(deals.max()) > MAX_VALUE:
         raise BmnError(f"card values must be between 0 and {MAX_VALUE}")
     penalty_cards = int((deals != 0).sum(axis=1).max())
-    name = pick_engine(len(split_arr), deals.shape[1], penalty_cards, int(deals.max()), engine_name)
-    brent_start = default_brent_start(deals.shape[1])
-    if name == "fast":
-        play_batch2(deals, int(split_arr[0]), leader, brent_start, out)
-    elif name == "percard":
-        play_batch_general(deals, split_arr, leader, brent_start, True, out)
-    else:
-        play_batch_general(deals, split_arr, leader, brent_start, False, out)
+    engine = engine_named(pick_engine(len(split_arr), deals.shape[1], penalty_cards, int(deals.max()), engine_name))
+    engine.batch(deals, split_arr, leader, default_brent_start(deals.shape[1]), out)
     return out

@@ -7,12 +7,13 @@ from pathlib import Path
 
 from kernels.dealspace import DealSpace
 from kernels.decks import parse_deck
+from kernels.engines import ENGINE_TABLE
 from kernels.engines.reference import play_reference, trace_reference
 from kernels.notation import parse_deal
 from kernels.play import play
 
 DATA = Path(__file__).parent / "data"
-KERNELS = ("fast", "percard", "general")
+KERNELS = tuple(e.name for e in ENGINE_TABLE)  # the compiled engines
 CASELLA = "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA"
 CASELLA_ID = "e1fabb73dac32ded"  # FNV-1a of the canonical state (docs/rules.md, "Cycle ids")
 # The first published Camicia cycle (Riccardo Zanotto, 2017): a balanced 20/20 deal on its own cycle.

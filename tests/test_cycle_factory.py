@@ -116,11 +116,11 @@ def test_slack_lets_beams_hold_cycles_over_the_decks_counts_and_finds_keep_the_d
 
 
 def test_the_factory_plays_the_extra_penalty_cards_on_an_engine_that_holds_them():
-    from kernels.engines import ENGINE_IDS
+    from kernels.engines import FAST, PERCARD
     from kernels.strategies.cycles import Player
     standard = parse_deck("standard")  # 16 penalty cards: all the fast kernel holds
-    assert Player(52, standard).engine == ENGINE_IDS["fast"]
-    assert Player(52, standard, 2).engine == ENGINE_IDS["percard"]
+    assert Player(52, standard).engine == FAST
+    assert Player(52, standard, 2).engine == PERCARD
 
 
 def test_slack_never_brings_in_a_value_the_deck_lacks():

@@ -21,7 +21,6 @@ compares it against one saved state, starting only once a game has lasted `brent
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from .._jit import kernel
 from ..bits import ctz, popcount
@@ -309,8 +308,8 @@ def game2(m0, n0, q0, m1, n1, q1, lead0, brent_start):
             lam = 0
 
 
-@kernel(parallel=True)
-def play_batch2(deals, size0, lead0, brent_start, out):
-    """Play every row of `deals` (two-player card sequences) in parallel; results into `out`."""
-    for i in prange(deals.shape[0]):
-        play2(deals[i], size0, lead0, brent_start, out[i])
+@kernel(inline="always")
+def play_fast(deal, split, leader0, brent_start, ws, out):
+    """`--engine fast`, in the form every engine's one-deal kernel takes (kernels/engines/__init__.py);
+    the game lives in registers, so the workspace `ws` goes unused."""
+    play2(deal, split[0], leader0, brent_start, out)

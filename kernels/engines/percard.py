@@ -5,11 +5,8 @@ every deal the bitmask engine (kernels/engines/bitmask.py) cannot hold and a sec
 the tests; with its two-player trick (`play_trick_two`) it is the straightforward per-card
 kernel that `bmn bench` reports beside the fast one, as a baseline.
 
-Layout of a game in progress ("slot" s of a workspace, so one workspace holds the game, a saved
-copy for cycle detection and a second runner for measuring the preperiod):
-    hands[s, p, :]  ring buffer of hand p (capacity a power of two, `mask` = capacity - 1)
-    head[s, p]      index of hand p's top card; size[s, p] its number of cards
-    still_in[s, p]  0 once player p had to play holding no card (docs/rules.md: "out")
+A game is played in a workspace (kernels/engines/workspace.py): ring buffers per hand, in three
+slots (the game, Brent's saved state, a second runner for measuring the preperiod).
 
 Cycle detection is Brent's algorithm over trick-boundary states: exact (no card cap), with one
 saved state, so memory per game is bounded. Once a repeat is seen, the period is known; the
@@ -19,35 +16,11 @@ preperiod comes from replaying the game with a second runner a period ahead.
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
 from .._jit import kernel
 from ..cycleid import SEPARATOR, bytes_less, fnv1a64_array
 from ..game import CYCLE, F_CARDS, F_CYCLE_ID, F_OUTCOME, F_PER_CARDS, F_PER_TRICKS, F_PRE_CARDS
 from ..game import F_PRE_TRICKS, F_TRICKS, F_WINNER, WIN
-
-
-
-def default_brent_start(total: int) -> int:
-    """Tricks after which Brent's check starts: by then almost every finite game of a deck of
-    `total` cards is over, so the common case pays nothing for cycle detection. A cycle entered
-    earlier is still found exactly, only a little later."""
-    return 8 * total
-
-
-@kernel
-def new_workspace(players, total):
-    """Buffers for games of one shape: 3 slots (game, Brent's saved state, second runner)."""
-    cap = 2
-    while cap < total:
-        cap *= 2
-    hands = np.zeros((3, players, cap), dtype=np.uint8)
-    head = np.zeros((3, players), dtype=np.int64)
-    size = np.zeros((3, players), dtype=np.int64)
-    still_in = np.zeros((3, players), dtype=np.uint8)
-    pile = np.zeros(cap, dtype=np.uint8)
-    enc = np.zeros((2, total + players), dtype=np.uint8)
-    return hands, head, size, still_in, pile, enc
 
 
 @kernel
@@ -243,8 +216,9 @@ def encode_state(s, leader, hands, head, size, out):
 
 
 @kernel
-def _cycle_figures(deal, split, leader0, period, hands, head, size, still_in, pile, enc, out):
+def _cycle_figures(deal, split, leader0, period, ws, out):
     """Given the exact period, replay to find the preperiod, the cards, and the cycle id."""
+    hands, head, size, still_in, pile, enc = ws
     # Runner 2 goes `period` tricks ahead; then both step until they stand on the same state.
     load(deal, split, 1, hands, head, size, still_in)
     load(deal, split, 2, hands, head, size, still_in)
@@ -283,12 +257,14 @@ def _cycle_figures(deal, split, leader0, period, hands, head, size, still_in, pi
 
 
 @kernel
-def play_general(deal, split, leader0, brent_start, two, hands, head, size, still_in, pile, enc, out):
-    """Play one deal (card sequence `deal`, hand sizes `split`, `leader0` leads) into `out`.
+def play_deal(deal, split, leader0, brent_start, two, ws, out):
+    """Play one deal (card sequence `deal`, hand sizes `split`, `leader0` leads) in the workspace
+    `ws` into `out`.
 
     `two`: play the tricks of a two-player deal with `play_trick_two` (the per-card baseline
     `bmn bench` reports) rather than the n-player `play_trick`.
     """
+    hands, head, size, still_in, pile, _enc = ws
     load(deal, split, 0, hands, head, size, still_in)
     leader = leader0
     tricks = 0
@@ -323,7 +299,7 @@ def play_general(deal, split, leader0, brent_start, two, hands, head, size, stil
             continue
         lam += 1
         if saved_leader >= 0 and same_state(0, 1, leader, saved_leader, hands, head, size, still_in):
-            _cycle_figures(deal, split, leader0, lam, hands, head, size, still_in, pile, enc, out)
+            _cycle_figures(deal, split, leader0, lam, ws, out)
             return
         if lam == power or saved_leader < 0:
             copy_slot(0, 1, hands, head, size, still_in)
@@ -332,14 +308,15 @@ def play_general(deal, split, leader0, brent_start, two, hands, head, size, stil
             lam = 0
 
 
-@kernel(parallel=True)
-def play_batch_general(deals, split, leader0, brent_start, two, out):
-    """Play every row of `deals` (one card sequence per row) in parallel; results into `out`."""
-    n_deals = deals.shape[0]
-    chunk = 64
-    n_chunks = (n_deals + chunk - 1) // chunk
-    for c in prange(n_chunks):
-        hands, head, size, still_in, pile, enc = new_workspace(split.shape[0], deals.shape[1])
-        for i in range(c * chunk, min(n_deals, (c + 1) * chunk)):
-            play_general(deals[i], split, leader0, brent_start, two, hands, head, size, still_in, pile, enc, out[i])
+# The two engines of this module, in the form every engine's one-deal kernel takes
+# (kernels/engines/__init__.py): deal, hand sizes, leader, Brent's start, workspace, result row.
+@kernel(inline="always")
+def play_percard(deal, split, leader0, brent_start, ws, out):
+    """`--engine percard`: two players, the two-player trick."""
+    play_deal(deal, split, leader0, brent_start, True, ws, out)
 
+
+@kernel(inline="always")
+def play_general(deal, split, leader0, brent_start, ws, out):
+    """`--engine general`: 2-8 players, the n-player trick."""
+    play_deal(deal, split, leader0, brent_start, False, ws, out)

@@ -41,8 +41,7 @@ from .._jit import kernel
 from ..backward import ancestors
 from ..cyclestate import cycle_state
 from ..decks import Deck, parse_deck
-from ..engines import ENGINE_IDS, pick_engine, play_one
-from ..engines.percard import default_brent_start, new_workspace
+from ..engines import default_brent_start, engine_named, pick_engine, play_rows
 from ..engines.reference import Game
 from ..errors import BmnError
 from ..game import CYCLE, F_CYCLE_ID, F_OUTCOME, N_FIELDS, cycle_id_hex
@@ -70,18 +69,6 @@ PARAMS = (
 )
 CYCLES_DEFAULTS = {p.name: p.default for p in PARAMS}
 BARREN_DRAWS = 4  # seed decks in a row without a cycle that end a beam
-
-
-@kernel
-def play_rows(engine, rows, cuts, brent_start, out):
-    """Play row i with hand 1 holding its first cuts[i] cards and leading, one after another."""
-    total = rows.shape[1]
-    split = np.zeros(2, dtype=np.int64)
-    hands, head, size, still_in, pile, enc = new_workspace(2, total)
-    for i in range(rows.shape[0]):
-        split[0] = cuts[i]
-        split[1] = total - cuts[i]
-        play_one(engine, rows[i], split, 0, brent_start, hands, head, size, still_in, pile, enc, out[i])
 
 
 @kernel
@@ -121,7 +108,7 @@ class Player:
     def __init__(self, total: int, target: Deck, slack: int = 0):
         self.total = total
         penalty = min(total, target.penalty_cards + slack)
-        self.engine = ENGINE_IDS[pick_engine(2, total, penalty, target.max_value)]
+        self.engine = engine_named(pick_engine(2, total, penalty, target.max_value)).id
         self.brent = default_brent_start(total)
         self.games = 0
         self.cycles = 0
@@ -129,7 +116,8 @@ class Player:
     def play(self, rows: np.ndarray, cuts: np.ndarray) -> np.ndarray:
         out = np.zeros((rows.shape[0], N_FIELDS), dtype=np.int64)
         if rows.shape[0]:
-            play_rows(self.engine, rows, cuts, self.brent, out)
+            splits = np.stack((cuts, self.total - cuts), axis=1).astype(np.int64)
+            play_rows(self.engine, rows, splits, self.brent, out)
         self.games += rows.shape[0]
         self.cycles += int((out[:, F_OUTCOME] == CYCLE).sum())
         return out

@@ -35,11 +35,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel
 from ..backward import search_ancestors, trace_states
 from ..dealspace import DealSpace
-from ..engines import play_one
-from ..engines.percard import default_brent_start, new_workspace
+from ..engines import default_brent_start, new_workspace, play_rows as replay
 from ..errors import BmnError
 from ..game import N_FIELDS, GameResult
 from ..notation import format_deal, parse_deal
@@ -57,18 +55,6 @@ PARAMS = (
     Param("per_root", 20_000, "backward-play budget (ancestor states) per root state", maximum=10_000_000),
 )
 LONGEST_DEFAULTS = {p.name: p.default for p in PARAMS}
-
-
-@kernel
-def replay(engine, rows, split, brent_start, out):
-    """Play every row (hand 1 leads) into `out`, one after another on this core.
-
-    (kernels.play.play_batch runs in parallel threads: for the few dozen deals of one climb its
-    start-up cost ~5 ms, more than the climb itself, and a cluster worker should keep to its core.)
-    """
-    hands, head, size, still_in, pile, enc = new_workspace(split.shape[0], rows.shape[1])
-    for i in range(rows.shape[0]):
-        play_one(engine, rows[i], split, 0, brent_start, hands, head, size, still_in, pile, enc, out[i])
 
 
 class Climber:
@@ -178,7 +164,7 @@ def run_longest(space: DealSpace, seed: int, shard: int, count: int, *, min_card
                 continue
             rows, lengths = rows[fresh], lengths[fresh]
             out = np.zeros((len(fresh), N_FIELDS), dtype=np.int64)
-            replay(eng, rows, split, brent, out)
+            replay(eng, rows, np.tile(split, (len(rows), 1)), brent, out)
             for row, length, result_row in zip(rows, lengths, out):
                 result = GameResult.from_row(result_row)
                 candidate = result.is_candidate(min_cards, min_tricks)
@@ -218,7 +204,7 @@ class Longest(StreamShards):
                     min_cards=0)
         # The replay of found deals, even if the warm-up's climbs found nothing longer.
         replay(engine_for(space), np.array([space.unrank_sequence(0)], dtype=np.uint8),
-               np.array(space.split, dtype=np.int64), default_brent_start(space.deck.total),
+               np.array([space.split], dtype=np.int64), default_brent_start(space.deck.total),
                np.zeros((1, N_FIELDS), dtype=np.int64))
 
 

@@ -5,6 +5,13 @@ the range, or deal j of the random stream), plays it, and tallies it (kernels/st
 The tally is written out here in the loop rather than in a helper taking the tally's arrays:
 measured, such a call costs tens of nanoseconds per deal in Numba, a tenth of a game. It stops
 early only when the candidate buffer is full, returning how far it got.
+
+It plays through the engines' dispatch (`play_one`, kernels/engines/__init__.py) with one
+specialisation: for the fast engine it keeps both hands' bitmask words itself and updates them
+from what changed between one deal and the next (the few cards a step of the range moves, or the
+penalty positions a random deal was drawn from) instead of reading every card of every deal (on
+random deals that scan cost 120 ns of a 760 ns game; benchmarks/README.md). Every other engine
+gets the whole deal.
 """
 
 from __future__ import annotations
@@ -13,9 +20,8 @@ import numpy as np
 
 from .._jit import kernel
 from ..dealspace import DealSpace, step_deal
-from ..engines import ENGINE_IDS, pick_engine, play_one
+from ..engines import FAST, default_brent_start, engine_named, new_workspace, pick_engine, play_one
 from ..engines.bitmask import hand_words, play2_words, rescan_from, words_from_positions
-from ..engines.percard import default_brent_start, new_workspace
 from ..errors import BmnError
 from ..game import CYCLE, F_CARDS, F_OUTCOME, F_TRICKS, F_WINNER, N_FIELDS
 from ..rng import deal_state, random_deal, stream_key
@@ -47,24 +53,25 @@ def sweep_kernel(mode, engine, seq, penalties, key, split, start, stop, min_card
     """
     total = seq.shape[0]
     positions = np.zeros(total, dtype=np.int64)
-    hands, head, size, still_in, pile, enc = new_workspace(split.shape[0], total)
+    ws = new_workspace(split.shape[0], total)
     row = np.zeros(N_FIELDS, dtype=np.int64)
     s0 = split[0]
     s1 = total - s0
     n_penalty = penalties.shape[0]
-    m0, n0, q0 = hand_words(seq, 0, s0 if engine == 0 else 0)
-    m1, n1, q1 = hand_words(seq, s0, s1 if engine == 0 else 0)
+    # The fast engine's specialisation (see above): the hands' words, kept across deals.
+    m0, n0, q0 = hand_words(seq, 0, s0 if engine == FAST else 0)
+    m1, n1, q1 = hand_words(seq, s0, s1 if engine == FAST else 0)
     j = start
     while j < stop:
         if mode == RANDOM:
             random_deal(deal_state(key, j), positions, penalties, seq)
-            if engine == 0:
+            if engine == FAST:
                 # The fast kernel's hands come straight from the penalty positions just drawn.
                 m0, n0, q0, m1, n1, q1 = words_from_positions(seq, positions, n_penalty, s0)
-        if engine == 0:
+        if engine == FAST:
             play2_words(m0, n0, q0, m1, n1, q1, seq, s0, 0, brent_start, row)
         else:
-            play_one(engine, seq, split, 0, brent_start, hands, head, size, still_in, pile, enc, row)
+            play_one(engine, seq, split, 0, brent_start, ws, row)
         # The tally (see kernels/strategies/tally.py).
         played = row[F_CARDS]
         stats[DEALS] += 1
@@ -89,7 +96,7 @@ def sweep_kernel(mode, engine, seq, penalties, key, split, start, stop, min_card
         j += 1
         if mode == EXHAUSTIVE and j < stop:
             first = step_deal(seq)
-            if engine == 0:
+            if engine == FAST:
                 # Only the cards from `first` on changed: usually a few cards at the end of hand 2.
                 if first >= s0:
                     m1, q1 = rescan_from(seq, s0, s1, m1, q1, first - s0)
@@ -102,9 +109,9 @@ def sweep_kernel(mode, engine, seq, penalties, key, split, start, stop, min_card
 
 
 def engine_for(space: DealSpace, engine: str = "auto") -> int:
-    """The engine number (ENGINE_IDS) the sweep kernel plays this deal space's deals with."""
+    """The engine id (kernels/engines/__init__.py) the sweep kernel plays this deal space's deals with."""
     deck = space.deck
-    return ENGINE_IDS[pick_engine(space.players, deck.total, deck.penalty_cards, deck.max_value, engine)]
+    return engine_named(pick_engine(space.players, deck.total, deck.penalty_cards, deck.max_value, engine)).id
 
 
 def run_exhaustive(space: DealSpace, lo: int, hi: int, *, min_cards: int, min_tricks: int = 0,
