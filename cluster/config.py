@@ -21,7 +21,7 @@ from kernels.notation import format_deal, parse_deal
 from kernels.strategies import REGISTRY, STRATEGIES, Strategy, get
 from kernels.strategies.base import OPTIONAL_KEYS
 
-# Keys that say how a run is executed, not what it computes.
+# Keys that say how a run is executed, not what it computes: they may change when a run is resumed.
 EXECUTION_KEYS = ("out", "workers", "max_workers", "address", "time_limit", "progress", "max_attempts", "in_flight")
 
 # Strategies with a table of their own parameters (`[climb] pool = ...`): the table's name is the
@@ -35,7 +35,7 @@ class SearchConfig:
     deck: str = "standard"
     players: int = 2
     split: list[int] | None = None
-    deals: int = 1_000_000  # random, climb: deals to play in all
+    deals: int = 1_000_000  # deals to play in all (the strategies that read it: `readers("deals")`)
     range: str | None = None  # exhaustive: "LO:HI" (default: the whole deal space)
     seed: int = 1
     min_cards: int = 1000
@@ -191,7 +191,7 @@ def check(config: SearchConfig, where: str = "config") -> None:
         raise BmnError(f"{where}: time_limit must not be negative")
     for key in OPTIONAL_KEYS:
         if key in ("range", "deal") and getattr(config, key) is not None and key not in strategy.keys:
-            users = [name for name, s in REGISTRY.items() if key in s.keys]
+            users = readers(key)
             raise BmnError(f"{where}: {key} applies to the {' and '.join(users)} strateg{'ies' if len(users) > 1 else 'y'} only")
     if strategy.backward and (space.players != 2 or space.split[0] != space.split[1]):
         raise BmnError(f"{where}: the {config.strategy} strategy uses backward play, which needs two players with equal hands")
@@ -204,6 +204,11 @@ def check(config: SearchConfig, where: str = "config") -> None:
     strategy.check(config, space, config.strategy_params(), where)
     if not config.out:
         raise BmnError(f"{where}: out must name a run directory or URI")
+
+
+def readers(key: str) -> list[str]:
+    """The strategies that read one of the optional top-level keys (OPTIONAL_KEYS)."""
+    return [name for name, s in REGISTRY.items() if key in s.keys]
 
 
 def read_deals_file(path: str) -> list[str]:

@@ -15,7 +15,7 @@ from kernels import RESULTS_VERSION
 from kernels.errors import BmnError
 
 from . import __version__
-from .config import SearchConfig, differences, from_json
+from .config import EXECUTION_KEYS, SearchConfig, differences, from_json
 from .storage import RUN_JSON, RunStore
 from .tables import SCHEMA_VERSION, TABLES
 
@@ -84,9 +84,8 @@ def open_run(config: SearchConfig, store: RunStore, resume: bool) -> SearchConfi
             previous.input_deals = store.read_bytes(INPUTS).decode().splitlines()
         if resume:
             # Execution settings may change between attempts; what is computed may not.
-            for key in ("workers", "max_workers", "address", "time_limit", "progress", "max_attempts", "in_flight"):
+            for key in EXECUTION_KEYS:
                 setattr(previous, key, getattr(config, key))
-            previous.out = config.out
             return previous
         diff = differences(previous, config)
         if diff:

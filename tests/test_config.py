@@ -118,3 +118,14 @@ def test_option_values_that_begin_with_a_dash():
     assert (args.strategy, args.deal) == ("ancestors", casella)
     args = parser.parse_args(protect_positionals(parser, ["play", "--file", "-", "--json"]))
     assert (args.file, args.json, args.hands) == ("-", True, [])
+
+
+def test_help_texts_name_the_strategies_that_read_a_key():
+    from cluster.commands.search import FLAGS, RESUME_FLAGS
+    from cluster.config import EXECUTION_KEYS, readers
+    from kernels.strategies.base import OPTIONAL_KEYS
+
+    helps = {dest: text for _, dest, _, text in FLAGS}
+    for key in OPTIONAL_KEYS:
+        assert helps[key].split(":")[0].split(", ") == readers(key) != []
+    assert {dest for _, dest, _, _ in RESUME_FLAGS} == set(EXECUTION_KEYS) & set(helps) - {"out"}

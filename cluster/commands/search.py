@@ -10,7 +10,7 @@ import sys
 
 from kernels.strategies import STRATEGIES
 
-from ..config import SearchConfig, build_config, load_toml, resolve
+from ..config import EXECUTION_KEYS, SearchConfig, build_config, load_toml, readers, resolve
 from ..coordinator import RunReport, run_search
 from ..runmeta import read_run_config
 from ..progress import ProgressView
@@ -22,9 +22,9 @@ FLAGS = [
     ("--deck", "deck", str, "standard, camicia or VALUE:COUNT,..."),
     ("--players", "players", int, "number of hands (equal split)"),
     ("--split", "split", str, "hand sizes, e.g. 26,26"),
-    ("--deals", "deals", int, "random/climb: deals to play in all"),
-    ("--range", "range", str, "exhaustive: rank range LO:HI"),
-    ("--seed", "seed", int, "random/climb: the seed of the random streams"),
+    ("--deals", "deals", int, f"{', '.join(readers('deals'))}: deals to play in all"),
+    ("--range", "range", str, f"{', '.join(readers('range'))}: rank range LO:HI"),
+    ("--seed", "seed", int, f"{', '.join(readers('seed'))}: the seed of the random streams"),
     ("--min-cards", "min_cards", int, "keep finite games of at least this many cards"),
     ("--min-tricks", "min_tricks", int, "also keep finite games of at least this many tricks"),
     ("--shard-size", "shard_size", int, "deals per shard"),
@@ -32,9 +32,11 @@ FLAGS = [
     ("--max-workers", "max_workers", int, "with --workers 0: at most this many actors"),
     ("--address", "address", str, "join this Ray cluster (default: RAY_ADDRESS, else a local Ray)"),
     ("--time-limit", "time_limit", float, "stop after this many seconds (resume later)"),
-    ("--deals-file", "deals_file", str, "deals/extend: one deal per line"),
-    ("--deal", "deal", str, "ancestors: the deal (HAND/HAND) to search back from"),
+    ("--deals-file", "deals_file", str, f"{', '.join(readers('deals_file'))}: one deal per line"),
+    ("--deal", "deal", str, f"{', '.join(readers('deal'))}: the deal (HAND/HAND) to search back from"),
 ]
+# What `bmn resume` may change: the execution keys that have a flag (the run names `out`).
+RESUME_FLAGS = [f for f in FLAGS if f[1] in EXECUTION_KEYS and f[1] != "out"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -54,10 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("resume", help="finish an interrupted run",
                        description="Resume a run from its files: finished shards are skipped.")
     p.add_argument("run", metavar="RUN")
-    p.add_argument("--workers", type=int, default=None)
-    p.add_argument("--max-workers", dest="max_workers", type=int, default=None)
-    p.add_argument("--address", default=None)
-    p.add_argument("--time-limit", dest="time_limit", type=float, default=None)
+    for flag, dest, kind, help_text in RESUME_FLAGS:
+        p.add_argument(flag, dest=dest, type=kind, default=None, help=help_text)
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_resume)
@@ -106,7 +106,7 @@ def cmd_search(args) -> int:
 def cmd_resume(args) -> int:
     config = read_run_config(args.run)
     config.out = args.run
-    for key in ("workers", "max_workers", "address", "time_limit"):
+    for _, key, _, _ in RESUME_FLAGS:
         if getattr(args, key) is not None:
             setattr(config, key, getattr(args, key))
     config.progress = not args.no_progress
