@@ -1,4 +1,4 @@
-"""How far the cycle factory's beams get: beams of `cycles` (kernels/strategies/cycles.py) run one
+"""How far the cycle factory's beams get: beams of `cycles` (kernels/strategies/cycles/) run one
 after another on this core for SECONDS, with the given parameters; prints per beam the largest
 cycle it held, where it died and what it found, and at the end the survival of each move by size.
 

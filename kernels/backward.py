@@ -19,8 +19,10 @@ The wrappers:
 
 - ancestors(deal): for a cycle, every balanced deal whose game enters the same cycle (backward
   play from all states of the cycle); for a finite game, the balanced ancestors of its start.
-- extend(deal): from every trick-boundary state of a finite game, the balanced ancestors off the
-  game's own path; those whose games are longer than the original are reported.
+- climb_from_states(states, cards): from each of a game's first trick-boundary states, the
+  balanced ancestors off the game's own path whose games are longer than the game: the one climb
+  that `extend` and the `climb` and `longest` strategies make.
+- extend(deal): the climb from every trick-boundary state of a finite game, its deals replayed.
 
 Every deal found is replayed forward with the engine, and must reach the claimed cycle (same
 cycle_id) or pass through the claimed state (cards add up); a mismatch is a bug and raises.
@@ -29,14 +31,14 @@ cycle_id) or pass through the claimed state (cards add up); a mismatch is a bug 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
 from ._jit import kernel
+from .cyclestate import walk
 from .engines import new_workspace
 from .engines.percard import load, play_trick
-from .engines.reference import Game, trace_reference
 from .errors import BmnError
 from .game import GameResult
 from .notation import check_deal, format_deal
@@ -275,28 +277,54 @@ def _check_two_player_balanced(deal: Sequence[Sequence[int]]) -> None:
         raise BmnError(f"the deal has {total} cards, which cannot be split into two equal hands")
 
 
-def game_states(deal: Sequence[Sequence[int]]) -> tuple[list[tuple[int, tuple]], list[int], bool]:
-    """The trick-boundary states (leader, hands) of a game up to its end or first repeat.
-
-    Returns (states, cards played before each state, whether the last state repeats an earlier
-    one). For a finite game the final (game over) state is not included.
-    """
-    game = Game(deal)
-    states = [(0, tuple(tuple(h) for h in game.hands))]
-    cards = [0]
-    for rec in trace_reference(deal):
-        states.append((rec.leader, rec.hands))
-        cards.append(rec.cards)
-    if len(states) > 1 and states[-1] in states[:-1]:
-        return states, cards, True
-    return states[:-1], cards[:-1], False
-
-
 def _rows(states) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rows = np.array([list(h[0]) + list(h[1]) for _, h in states], dtype=np.uint8)
     n0 = np.array([len(h[0]) for _, h in states], dtype=np.int64)
     lead = np.array([leader for leader, _ in states], dtype=np.int64)
     return rows, n0, lead
+
+
+# Balanced ancestors kept per search at most, unless told otherwise; a search that finds more
+# says it was truncated.
+MAX_FOUND = 1 << 18
+
+
+class FoundBuffers:
+    """Where `search_ancestors` writes the balanced ancestors it finds, kept from one search to the next.
+
+    A search that fills them is run again with twice the room, up to `limit` (None: no limit);
+    one that fills `limit` is truncated (the kernel says so).
+    """
+
+    def __init__(self, total: int, capacity: int = 4096, limit: int | None = None):
+        self.total = total
+        self.limit = limit
+        self._allocate(capacity)
+
+    @classmethod
+    def bounded(cls, total: int, max_states: int) -> "FoundBuffers":
+        """Room for every balanced ancestor of a search of `max_states` states, or MAX_FOUND of them."""
+        capacity = max(1, min(MAX_FOUND, max_states + 1))
+        return cls(total, capacity, capacity)
+
+    def _allocate(self, capacity: int) -> None:
+        self.rows = np.zeros((capacity, self.total), dtype=np.uint8)
+        self.tricks = np.zeros(capacity, dtype=np.int64)
+        self.cards = np.zeros(capacity, dtype=np.int64)
+        self.root = np.zeros(capacity, dtype=np.int64)
+
+    def search(self, rows, n0, lead, s_rows, s_n0, s_lead, has_skip, max_states: int,
+               per_root: int) -> tuple[int, int, bool]:
+        """Run `search_ancestors` from these roots into the buffers: (found, states visited, truncated)."""
+        while True:
+            found, visited, truncated = search_ancestors(
+                rows, n0, lead, s_rows, s_n0, s_lead, has_skip, int(max_states), int(per_root),
+                self.rows, self.tricks, self.cards, self.root,
+            )
+            capacity = self.rows.shape[0]
+            if found < capacity or (self.limit is not None and capacity >= self.limit):
+                return int(found), int(visited), bool(truncated)
+            self._allocate(2 * capacity if self.limit is None else min(2 * capacity, self.limit))
 
 
 def _search(roots, skips, max_states: int):
@@ -305,25 +333,74 @@ def _search(roots, skips, max_states: int):
     has_skip = np.array([0 if s is None else 1 for s in skips], dtype=np.int64)
     filler = roots[0]
     s_rows, s_n0, s_lead = _rows([s if s is not None else filler for s in skips])
-    return _search_rows(rows, n0, lead, s_rows, s_n0, s_lead, has_skip, max_states, max_states)
+    out = FoundBuffers.bounded(rows.shape[1], max_states)
+    found, visited, truncated = out.search(rows, n0, lead, s_rows, s_n0, s_lead, has_skip, max_states, max_states)
+    return out.rows[:found], out.tricks[:found], out.cards[:found], visited, truncated
 
 
-# Balanced ancestors kept per search at most; a search that finds more says it was truncated.
-MAX_FOUND = 1 << 18
+class GameStates(NamedTuple):
+    """A game's first trick-boundary states, in play order, as the kernels hold them."""
+
+    rows: np.ndarray  # one row per state: hand 1, then hand 2
+    n0: np.ndarray  # cards in hand 1
+    leader: np.ndarray  # 0 or 1
+    before: np.ndarray  # cards played before the state
+
+    def __len__(self) -> int:
+        return self.rows.shape[0]
+
+    def within(self, cards: int) -> "GameStates":
+        """The states reached after at most `cards` cards."""
+        count = int(np.searchsorted(self.before, cards, side="right"))
+        return GameStates(self.rows[:count], self.n0[:count], self.leader[:count], self.before[:count])
 
 
-def _search_rows(rows, n0, lead, s_rows, s_n0, s_lead, has_skip, max_states, per_root):
-    total = rows.shape[1]
-    capacity = max(1, min(MAX_FOUND, max_states + 1))
-    out_rows = np.zeros((capacity, total), dtype=np.uint8)
-    out_tricks = np.zeros(capacity, dtype=np.int64)
-    out_cards = np.zeros(capacity, dtype=np.int64)
-    out_root = np.zeros(capacity, dtype=np.int64)
-    found, visited, truncated = search_ancestors(
-        rows, n0, lead, s_rows, s_n0, s_lead, has_skip, int(max_states), int(per_root),
-        out_rows, out_tricks, out_cards, out_root,
-    )
-    return out_rows[:found], out_tricks[:found], out_cards[:found], out_root[:found], int(visited), bool(truncated)
+def game_path(seq: np.ndarray, size0: int, max_states: int, workspace=None) -> GameStates:
+    """The first `max_states` trick-boundary states of the game of `seq` (hand 1 holds its first
+    `size0` cards and leads), played in `workspace` (new_workspace(2, len(seq)); a new one if None)."""
+    if workspace is None:
+        workspace = new_workspace(2, seq.shape[0])
+    hands, head, size, still_in, pile, _enc = workspace
+    rows, n0, lead, before, count, _over = trace_states(seq, int(size0), int(max_states), hands, head, size,
+                                                        still_in, pile)
+    return GameStates(rows[:count], n0[:count], lead[:count], before[:count])
+
+
+class Climb(NamedTuple):
+    """The balanced deals found by one climb whose games are longer than the climbed game."""
+
+    rows: np.ndarray  # the deals, hand 1 then hand 2 (hand 1 leads), in search order
+    lengths: np.ndarray  # the cards each one's game lasts, as backward play counts them
+    back_tricks: np.ndarray  # tricks un-played from the state it was found from
+    visited: int  # ancestor states visited
+    truncated: bool  # a budget (or the buffers' limit) stopped the search: there may be more
+
+
+def climb_from_states(states: GameStates, cards: int, *, max_states: int, per_root: int,
+                      buffers: FoundBuffers | None = None) -> Climb:
+    """The balanced deals whose games pass through one of a game's states, off the game's own path,
+    and last longer than its `cards` cards.
+
+    `states` are the game's first states in play order (each the successor of the one before),
+    each a root of backward play within `per_root` ancestor states (`max_states` in all); root t
+    skips state t-1, its predecessor on the game's path, which is searched as root t-1. `buffers`
+    are the search's output (kept across climbs); by default, room for `max_states` states.
+    """
+    if len(states) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return Climb(np.zeros((0, states.rows.shape[1]), dtype=np.uint8), empty, empty, 0, False)
+    rows, n0, lead, before = states
+    if buffers is None:
+        buffers = FoundBuffers.bounded(rows.shape[1], max_states)
+    s_rows, s_n0, s_lead = np.roll(rows, 1, axis=0), np.roll(n0, 1), np.roll(lead, 1)
+    has_skip = np.ones(len(states), dtype=np.int64)
+    has_skip[0] = 0
+    found, visited, truncated = buffers.search(rows, n0, lead, s_rows, s_n0, s_lead, has_skip, max_states, per_root)
+    # A balanced ancestor of root t plays its back cards to reach state t, then the rest of the game.
+    root = buffers.root[:found]
+    lengths = buffers.cards[:found] + (cards - before[root])
+    longer = lengths > cards
+    return Climb(buffers.rows[:found][longer], lengths[longer], buffers.tricks[:found][longer], visited, truncated)
 
 
 def _replay(seqs: np.ndarray, half: int) -> list[GameResult]:
@@ -350,9 +427,7 @@ def ancestors(deal: Sequence[Sequence[int]], *, limit: int | None = None,
     seq0, split = as_sequence(deal)
     original = GameResult.from_row(play_batch(seq0[None, :], split)[0])
     if original.outcome == "cycle":
-        states, _cards, _repeats = game_states(deal)
-        first = states.index(states[-1])
-        cycle = states[first:-1]
+        cycle = walk(deal).cycle
         pairs = [(cycle[i], cycle[i - 1]) for i in range(len(cycle))]  # (root, its predecessor on the cycle)
     else:
         pairs = [((0, tuple(tuple(h) for h in deal)), None)]
@@ -362,7 +437,7 @@ def ancestors(deal: Sequence[Sequence[int]], *, limit: int | None = None,
         return result
     roots = [root for root, _ in pairs]
     direct = [s for s in roots if original.outcome == "cycle" and len(s[1][0]) == half]
-    rows, tricks, back_cards, _, visited, truncated = _search(roots, [skip for _, skip in pairs], max_states)
+    rows, tricks, back_cards, visited, truncated = _search(roots, [skip for _, skip in pairs], max_states)
     seqs = [list(h[0]) + list(h[1]) if lead == 0 else list(h[1]) + list(h[0]) for lead, h in direct]
     all_rows = np.concatenate([np.array(seqs, dtype=np.uint8).reshape(-1, total), rows])
     back = [0] * len(direct) + [int(t) for t in tricks]
@@ -399,28 +474,14 @@ def extend(deal: Sequence[Sequence[int]], *, max_states: int = DEFAULT_MAX_STATE
     original = GameResult.from_row(play_batch(seq0[None, :], split)[0])
     if original.outcome == "cycle":
         return BackwardResult(original)
-    hands, head, size, still_in, pile, enc = new_workspace(2, total)
-    rows, n0, lead, cards, count, _over = trace_states(seq0, int(split[0]), original.tricks + 1,
-                                                       hands, head, size, still_in, pile)
-    rows, n0, lead, cards = rows[:count], n0[:count], lead[:count], cards[:count]
-    # Root t skips state t-1, its predecessor on this game's own path.
-    s_rows = np.roll(rows, 1, axis=0)
-    s_n0 = np.roll(n0, 1)
-    s_lead = np.roll(lead, 1)
-    has_skip = np.ones(count, dtype=np.int64)
-    has_skip[0] = 0
-    per_root = max(per_root_min, max_states // max(1, count))
-    found_rows, _tricks, back_cards, root, visited, truncated = _search_rows(
-        rows, n0, lead, s_rows, s_n0, s_lead, has_skip, max_states, per_root)
-    # A balanced ancestor of root t plays back_cards to reach state t, then the rest of this game.
-    lengths = back_cards + (original.cards - cards[root])
-    longer = lengths > original.cards
+    states = game_path(seq0, split[0], original.tricks + 1)
+    per_root = max(per_root_min, max_states // max(1, len(states)))
+    climb = climb_from_states(states, original.cards, max_states=max_states, per_root=per_root)
     found: dict[str, FoundDeal] = {}
-    for seq, result, b, want in zip(found_rows[longer], _replay(found_rows[longer], half), _tricks[longer],
-                                    lengths[longer]):
+    for seq, result, b, want in zip(climb.rows, _replay(climb.rows, half), climb.back_tricks, climb.lengths):
         if result.outcome != "win" or result.cards != int(want):
             raise RuntimeError("backward play found a deal that does not pass through the game's state")
         hands_text = format_deal([seq[:half], seq[half:]])
         found.setdefault(hands_text, FoundDeal(hands_text, result, int(b)))
     deals = sorted(found.values(), key=lambda d: (-d.result.cards, d.hands))
-    return BackwardResult(original, deals, visited, truncated, len(deals))
+    return BackwardResult(original, deals, climb.visited, climb.truncated, len(deals))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from kernels.backward import FoundBuffers, ancestors, climb_from_states, extend, game_path
 from kernels.engines.reference import play_reference
-from kernels.notation import parse_deal
-from kernels.backward import ancestors, extend
+from kernels.notation import format_deal, parse_deal
 from kernels.strategies import run_ancestors, run_exhaustive, run_extend, run_random
 
 from helpers import CASELLA, CASELLA_ID, STANDARD, seat_views, space
@@ -75,3 +77,63 @@ def test_extend_strategy_reports_longer_deals_with_their_origin():
     lengths = {c.hands: c.result.cards for c in result.candidates}
     for c in ext.candidates:
         assert 10 <= c.index < 14 and c.result.cards > lengths[inputs[c.index - 10]]
+
+
+def _views(states):
+    """The states (as climb_from_states takes them) seen from the leader's seat."""
+    views = set()
+    for row, n0, lead in zip(states.rows, states.n0, states.leader):
+        hands = (tuple(int(v) for v in row[:n0]), tuple(int(v) for v in row[n0:]))
+        views.add((hands[lead], hands[1 - lead]))
+    return views
+
+
+def test_climb_from_states_finds_exactly_the_longer_balanced_games_through_the_states():
+    """On a 10-card deck, by the reference player: the deals a climb returns are the balanced deals
+    whose games pass through one of the given states and are longer, each with its true length."""
+    sp = space("0:6,1:2,2:2")
+    games = {}
+    for rank in range(sp.count):
+        deal = sp.unrank(rank)
+        games[format_deal(deal)] = (play_reference(deal), seat_views(deal))
+    climbed = 0
+    for rank in range(0, sp.count, 25):
+        deal = sp.unrank(rank)
+        original = play_reference(deal)
+        if original.outcome != "win":
+            continue
+        seq = np.array(deal[0] + deal[1], dtype=np.uint8)
+        path = game_path(seq, 5, original.tricks + 1)
+        assert len(path) == original.tricks and path.before[0] == 0
+        for states in (path, path.within(4)):
+            climb = climb_from_states(states, original.cards, max_states=10**6, per_root=10**6)
+            assert not climb.truncated
+            views = _views(states)
+            want = {hands for hands, (r, seen) in games.items()
+                    if r.outcome == "win" and r.cards > original.cards and seen & views}
+            found = {}
+            for row, length in zip(climb.rows, climb.lengths):
+                hands = format_deal([row[:5], row[5:]])
+                result, seen = games[hands]
+                assert result.cards == length > original.cards and seen & views
+                found[hands] = length
+            assert set(found) == want
+            climbed += len(found)
+    assert climbed
+
+
+def test_climb_from_states_within_a_budget_says_it_was_truncated():
+    result = run_random(STANDARD, 7, 0, 20000, min_cards=1000)
+    seed = max(result.candidates, key=lambda c: c.result.cards)
+    deal = parse_deal(seed.hands)
+    seq = np.array(deal[0] + deal[1], dtype=np.uint8)
+    path = game_path(seq, 26, seed.result.tricks + 1)
+    small = climb_from_states(path, seed.result.cards, max_states=500, per_root=50)
+    assert small.truncated and small.visited <= 500
+    big = climb_from_states(path, seed.result.cards, max_states=50_000, per_root=2_000,
+                            buffers=FoundBuffers(52, capacity=1))  # the buffers grow as needed
+    assert big.visited > small.visited and len(big.rows) > 0
+    for row, length in zip(big.rows[:20], big.lengths[:20]):
+        r = play_reference([row[:26], row[26:]])
+        assert r.outcome == "win" and r.cards == length > seed.result.cards
+        assert seat_views([row[:26], row[26:]]) & _views(path)

@@ -1,4 +1,4 @@
-"""The cycle factory (kernels/strategies/cycles.py) against exhaustive search of a small deck."""
+"""The cycle factory (kernels/strategies/cycles/) against exhaustive search of a small deck."""
 
 from __future__ import annotations
 
@@ -131,5 +131,5 @@ def test_slack_never_brings_in_a_value_the_deck_lacks():
     assert seeds
     children = beam.insertions(seeds) + beam.substitutions(seeds)
     assert children and beam.moves["single"] and beam.moves["substitution"]
-    held = {v for _cid, state in children for hand in state for v in hand}
-    assert held <= {0, 1, 2, 3} and max(beam.excess(beam.composition(s)) for _c, s in children) <= 2
+    held = {v for cycle in children for hand in cycle.hands for v in hand}
+    assert held <= {0, 1, 2, 3} and max(beam.excess(cycle) for cycle in children) <= 2

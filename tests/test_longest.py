@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernels.backward import game_states
+from kernels.cyclestate import walk
 from kernels.engines.reference import play_reference
 from kernels.errors import BmnError
 from kernels.notation import parse_deal
@@ -90,7 +90,7 @@ def test_no_climbs_is_random_search():
 
 def _views_within(deal, root_cards):
     """The game's trick-boundary states reached within root_cards cards, seen from the leader's seat."""
-    states, before, _ = game_states(deal)
+    states, before, _ = walk(deal)
     return {(hands[leader], hands[1 - leader]) for (leader, hands), c in zip(states, before) if c <= root_cards}
 
 

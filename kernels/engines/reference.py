@@ -55,7 +55,7 @@ class Game:
             q = (q + 1) % self.n
         return q
 
-    def _check_boundary(self) -> bool:
+    def check_boundary(self) -> bool:
         """Rule: at a trick boundary, if only one player holds cards, that player has won."""
         holders = [i for i in range(self.n) if self.hands[i]]
         if len(holders) == 1:
@@ -65,7 +65,7 @@ class Game:
 
     def play_trick(self) -> bool:
         """Play one trick from a boundary. Returns True when the game is over."""
-        if self.winner is not None or self._check_boundary():
+        if self.winner is not None or self.check_boundary():
             return True
         pile: list[int] = []
         player = self.leader
@@ -91,7 +91,7 @@ class Game:
                     self.tricks += 1
                     self.leader = creditor
                     self.last_pile = tuple(pile)
-                    return self._check_boundary()
+                    return self.check_boundary()
                 # Out in free play: the pile stays and the next player still in plays.
                 player = self._next_in(player)
                 continue
@@ -110,7 +110,7 @@ class Game:
                     self.tricks += 1
                     self.leader = creditor
                     self.last_pile = tuple(pile)
-                    return self._check_boundary()
+                    return self.check_boundary()
             else:
                 player = self._next_in(player)
 
@@ -124,7 +124,7 @@ def play_reference(deal: Sequence[Sequence[int]], leader: int = 0) -> GameResult
     seen: dict[tuple, tuple[int, int, int]] = {}  # state -> (index, tricks, cards)
     states: list[tuple] = []
     while True:
-        if game._check_boundary():
+        if game.check_boundary():
             return GameResult("win", game.winner + 1, game.tricks, game.cards)
         state = game.state()
         if state in seen:

@@ -35,8 +35,8 @@ from ..dealspace import DealSpace
 from ..errors import BmnError
 from ..notation import parse_deal
 from .base import Param, StreamShards
-from .sweep import run_random
-from .tally import Candidate, ShardResult
+from .rounds import Rounds
+from .tally import ShardResult
 
 PARAMS = (
     Param("pool", 200_000, "deals per round"),
@@ -61,39 +61,26 @@ def run_climb(space: DealSpace, seed: int, shard: int, count: int, *, min_cards:
         raise BmnError("climb climbs by backward play, which needs two players with equal hands")
     if pool < 1 or top < 0 or max_states < 1 or not 0 <= ratio <= 1:
         raise BmnError("climb needs pool >= 1, top >= 0, max_states >= 1 and 0 <= ratio <= 1")
-    total = ShardResult.empty(2)
-    candidates: dict[str, Candidate] = {}
+    rounds = Rounds(space, seed, shard, count, pool, min_cards=min_cards, min_tricks=min_tricks, engine=engine)
     guess = None  # a length threshold that let the previous round keep its top games
-    start = 0
-    while start < count:
-        n = min(pool, count - start)
+    while rounds.left:
         keep = min_cards if guess is None else min(min_cards, guess)
-        round_result = run_random(space, seed, shard, n, start=start, min_cards=keep, min_tricks=min_tricks,
-                                  engine=engine)
-        total.merge(round_result)
-        for c in round_result.candidates:
-            if c.result.is_candidate(min_cards, min_tricks):
-                candidates.setdefault(c.hands, c)
-        if top > 0:
-            need = _threshold(round_result.histogram, top)
-            kept = round_result
-            if need < keep:  # the guess was too high: replay the round keeping enough games
-                kept = run_random(space, seed, shard, n, start=start, min_cards=need, engine=engine)
-            seedlings = sorted((c for c in kept.candidates if c.result.outcome == "win" and c.result.cards >= need),
-                               key=lambda c: (-c.result.cards, c.index))[:top]
-            best = total.longest.result.cards if total.longest else 0
-            seedlings = [c for c in seedlings if c.result.cards >= ratio * best]
-            guess = _threshold(round_result.histogram, 4 * top)
-            for seedling in seedlings:
-                climbed = extend(parse_deal(seedling.hands), max_states=max_states)
-                for found in climbed.deals:
-                    result = found.result
-                    total.add_game(result, found.hands, seedling.index)
-                    if result.is_candidate(min_cards, min_tricks):
-                        candidates.setdefault(found.hands, Candidate(found.hands, seedling.index, result))
-        start += n
-    total.candidates = sorted(candidates.values(), key=lambda c: (c.index, c.hands))
-    return total
+        round_result = rounds.play(keep)
+        if top == 0:
+            continue
+        need = _threshold(round_result.histogram, top)
+        kept = round_result
+        if need < keep:  # the guess was too high: replay the round keeping enough games
+            kept = rounds.replay(need)
+        seedlings = sorted((c for c in kept.candidates if c.result.outcome == "win" and c.result.cards >= need),
+                           key=lambda c: (-c.result.cards, c.index))[:top]
+        best = rounds.result.max_cards
+        seedlings = [c for c in seedlings if c.result.cards >= ratio * best]
+        guess = _threshold(round_result.histogram, 4 * top)
+        for seedling in seedlings:
+            for found in extend(parse_deal(seedling.hands), max_states=max_states).deals:
+                rounds.add(found.result, found.hands, seedling.index)
+    return rounds.finish()
 
 
 def _threshold(histogram: np.ndarray, k: int) -> int:

@@ -35,15 +35,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backward import search_ancestors, trace_states
+from .._jit import kernel
+from ..backward import FoundBuffers, climb_from_states, game_path
 from ..dealspace import DealSpace
 from ..engines import default_brent_start, new_workspace, play_rows as replay
 from ..errors import BmnError
 from ..game import N_FIELDS, GameResult
 from ..notation import format_deal, parse_deal
 from .base import Param, StreamShards
-from .sweep import engine_for, run_random
-from .tally import Candidate, ShardResult
+from .rounds import Rounds
+from .sweep import engine_for
+from .tally import ShardResult
 
 PARAMS = (
     Param("round_deals", 2_000_000, "random deals per round (the games worth climbing are chosen per round)"),
@@ -58,50 +60,26 @@ LONGEST_DEFAULTS = {p.name: p.default for p in PARAMS}
 
 
 class Climber:
-    """Backward play from the early states of a game; buffers kept across the climbs of a shard."""
+    """Climbs from the early states of games (kernels/backward.py, `climb_from_states`), with one
+    workspace and one set of output buffers for all the climbs of a shard."""
 
     def __init__(self, total: int, root_cards: int, per_root: int, capacity: int = 4096):
-        self.total = total
         self.half = total // 2
         self.root_cards = int(root_cards)
         self.per_root = int(per_root)
         self.ws = new_workspace(2, total)
-        self._buffers(capacity)
+        self.buffers = FoundBuffers(total, capacity)
         self.states = 0  # ancestor states visited, all climbs together
-
-    def _buffers(self, capacity: int) -> None:
-        self.out_rows = np.zeros((capacity, self.total), dtype=np.uint8)
-        self.out_tricks = np.zeros(capacity, dtype=np.int64)
-        self.out_cards = np.zeros(capacity, dtype=np.int64)
-        self.out_root = np.zeros(capacity, dtype=np.int64)
 
     def climb(self, seq: np.ndarray, cards: int) -> tuple[np.ndarray, np.ndarray]:
         """(rows, lengths): the balanced deals longer than the game of `seq` (`cards` long) found
         from its states within `root_cards` cards, in search order (hand 1 leads each row)."""
-        hands, head, size, still_in, pile, _enc = self.ws
         # A trick plays at least one card, so the states within root_cards cards are among the first root_cards + 1.
-        rows, n0, lead, before, count, _over = trace_states(seq, self.half, self.root_cards + 1, hands, head, size,
-                                                            still_in, pile)
-        count = int(np.searchsorted(before[:count], self.root_cards, side="right"))
-        if count == 0:
-            return np.zeros((0, self.total), dtype=np.uint8), np.zeros(0, dtype=np.int64)
-        rows, n0, lead, before = rows[:count], n0[:count], lead[:count], before[:count]
-        # Root t skips state t-1, its predecessor on the game's own path (searched as root t-1).
-        s_rows, s_n0, s_lead = np.roll(rows, 1, axis=0), np.roll(n0, 1), np.roll(lead, 1)
-        has_skip = np.ones(count, dtype=np.int64)
-        has_skip[0] = 0
-        while True:
-            found, visited, _truncated = search_ancestors(rows, n0, lead, s_rows, s_n0, s_lead, has_skip,
-                                                          count * self.per_root, self.per_root, self.out_rows,
-                                                          self.out_tricks, self.out_cards, self.out_root)
-            if found < self.out_rows.shape[0]:
-                break
-            self._buffers(2 * self.out_rows.shape[0])  # the output was full: search again with room
-        self.states += int(visited)
-        # A balanced ancestor of root t plays out_cards cards to reach state t, then the rest of the game.
-        lengths = self.out_cards[:found] + (cards - before[self.out_root[:found]])
-        longer = lengths > cards
-        return self.out_rows[:found][longer].copy(), lengths[longer]
+        states = game_path(seq, self.half, self.root_cards + 1, self.ws).within(self.root_cards)
+        climb = climb_from_states(states, cards, max_states=len(states) * self.per_root, per_root=self.per_root,
+                                  buffers=self.buffers)
+        self.states += climb.visited
+        return climb.rows, climb.lengths
 
 
 def run_longest(space: DealSpace, seed: int, shard: int, count: int, *, min_cards: int, min_tricks: int = 0,
@@ -125,27 +103,17 @@ def run_longest(space: DealSpace, seed: int, shard: int, count: int, *, min_card
     half = total // 2
     letters = space.deck.max_value <= 4
     climber = Climber(total, root_cards, per_root)
-    shard_result = ShardResult.empty(2)
-    candidates: dict[str, Candidate] = {}
+    rounds = Rounds(space, seed, shard, count, round_deals, min_cards=min_cards, min_tricks=min_tricks,
+                    engine=engine)
     replayed: set[bytes] = set()  # found deals already played: each is played and tallied once
     eng = engine_for(space, engine)
     split = np.array(space.split, dtype=np.int64)
     brent = default_brent_start(total)
     best = 0  # the longest finite game of the shard so far, climbs included
-    rounds = climbs = found_deals = longest_forward = 0
-    start = 0
-    while start < count:
-        n = min(round_deals, count - start)
+    climbs = found_deals = 0
+    while rounds.left:
         threshold = max(floor, best - delta)  # games worth climbing this round
-        keep = min(min_cards, threshold) if max_climbs > 0 else min_cards
-        round_result = run_random(space, seed, shard, n, start=start, min_cards=keep, min_tricks=min_tricks,
-                                  engine=engine)
-        shard_result.merge(round_result)
-        rounds += 1
-        longest_forward = max(longest_forward, round_result.max_cards)
-        for c in round_result.candidates:
-            if c.result.is_candidate(min_cards, min_tricks):
-                candidates.setdefault(c.hands, c)
+        round_result = rounds.play(min(min_cards, threshold) if max_climbs > 0 else min_cards)
         seedlings = sorted((c for c in round_result.candidates if c.result.outcome == "win"
                             and c.result.cards >= threshold), key=lambda c: (-c.result.cards, c.index))
         for seedling in seedlings[:max_climbs]:
@@ -167,27 +135,22 @@ def run_longest(space: DealSpace, seed: int, shard: int, count: int, *, min_card
             replay(eng, rows, np.tile(split, (len(rows), 1)), brent, out)
             for row, length, result_row in zip(rows, lengths, out):
                 result = GameResult.from_row(result_row)
-                candidate = result.is_candidate(min_cards, min_tricks)
                 wrong = result.outcome != "win" or result.cards != length
                 # Formatting a deal costs more than playing it: only the deals kept are written out
                 # (add_game keeps the hands only of a game longer than the shard's longest).
                 hands = ""
-                if candidate or wrong or result.cards > shard_result.max_cards:
+                if result.is_candidate(min_cards, min_tricks) or wrong or result.cards > rounds.result.max_cards:
                     hands = format_deal([row[:half], row[half:]], letters)
                 if wrong:
                     raise RuntimeError(f"backward play found {hands} as a game of {length} cards, but it plays "
                                        f"{result}")
                 found_deals += 1
-                shard_result.add_game(result, hands, seedling.index)
+                rounds.add(result, hands, seedling.index)
                 best = max(best, result.cards)
-                if candidate:
-                    candidates.setdefault(hands, Candidate(hands, seedling.index, result))
-        start += n
-    shard_result.candidates = sorted(candidates.values(), key=lambda c: (c.index, c.hands))
     if stats is not None:
-        stats.update(rounds=rounds, deals=start, climbs=climbs, states=climber.states, found=found_deals,
-                     longest_forward=longest_forward)
-    return shard_result
+        stats.update(rounds=rounds.rounds, deals=rounds.deals, climbs=climbs, states=climber.states,
+                     found=found_deals, longest_forward=rounds.longest_forward)
+    return rounds.finish()
 
 
 class Longest(StreamShards):
