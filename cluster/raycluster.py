@@ -39,7 +39,9 @@ def connect(address: str | None, workers: int) -> bool:
             ray.init(address=address, logging_level="WARNING", log_to_driver=False)
         else:
             logging.getLogger("ray._private.authentication.authentication_token_setup").addFilter(_QUIET)
-            ray.init(num_cpus=workers or os.cpu_count(), include_dashboard=False,
+            # address="local": a Ray of our own even where `ray start` left a cluster (or only the
+            # record of one) on this machine; joining that takes --address or RAY_ADDRESS.
+            ray.init(address="local", num_cpus=workers or os.cpu_count(), include_dashboard=False,
                      logging_level="WARNING", log_to_driver=False)
     except ConnectionError as error:
         raise BmnError(f"cannot reach the Ray cluster at {address}: {error}") from None

@@ -26,7 +26,7 @@ RANDOM = dict(strategy="random", deals=300_000, shard_size=50_000, min_cards=100
 
 @pytest.fixture(scope="module")
 def ray_address():
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
     yield ray.get_runtime_context().gcs_address
     ray.shutdown()
 

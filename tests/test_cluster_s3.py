@@ -35,7 +35,7 @@ def s3(tmp_path_factory):
     mp.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     mp.setenv("AWS_DEFAULT_REGION", "us-east-1")
     boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1").create_bucket(Bucket="bmn-runs")
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
     yield endpoint
     ray.shutdown()
     mp.undo()

@@ -23,7 +23,7 @@ BMN = Path(sys.executable).parent / "bmn"
 
 @pytest.fixture(scope="module")
 def ray_address():
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
     yield ray.get_runtime_context().gcs_address
     ray.shutdown()
 

@@ -27,7 +27,7 @@ SEARCH = dict(strategy="random", deals=40_000, shard_size=2_000, min_cards=700, 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
     base = tmp_path_factory.mktemp("runs")
     run_search(make_config(base / "random", workers=2, **SEARCH))
     games = tables_of(base / "random")["games"].to_pylist()
