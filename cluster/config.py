@@ -11,14 +11,14 @@ import hashlib
 import json
 import os
 import tomllib
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from kernels.dealspace import DealSpace
 from kernels.decks import parse_deck
 from kernels.errors import BmnError
 from kernels.notation import format_deal, parse_deal
-from kernels.strategies import REGISTRY, STRATEGIES, Strategy, get
+from kernels.strategies import REGISTRY, STRATEGIES, Param, Strategy, get
 from kernels.strategies.base import OPTIONAL_KEYS
 
 # Keys that say how a run is executed, not what it computes: they may change when a run is resumed.
@@ -29,8 +29,11 @@ EXECUTION_KEYS = ("out", "workers", "max_workers", "address", "time_limit", "pro
 STRATEGY_TABLES = tuple(name for name, s in REGISTRY.items() if s.params)
 
 
-@dataclass
+@dataclass(frozen=True)
 class SearchConfig:
+    """A search's config, checked and resolved once (`build_config`, `resolve`, `from_json`); never
+    changed afterwards: a resumed run's execution settings make a new value (`with_execution`)."""
+
     strategy: str = "random"
     deck: str = "standard"
     players: int = 2
@@ -119,14 +122,15 @@ def build_config(values: dict, where: str = "config") -> SearchConfig:
     if unknown:
         raise BmnError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
                        f"known keys are {', '.join(sorted(known))}")
-    config = SearchConfig()
-    for key, value in values.items():
-        if key in STRATEGY_TABLES:
-            config.tables[key] = _table(key, value, where)
-        else:
-            setattr(config, key, _coerce(key, value, where))
-    if config.split is not None and "players" not in values:
-        config.players = len(config.split)  # a split names the players: 18,17,17 is three hands
+    return _checked(values, where)
+
+
+def _checked(values: dict, where: str) -> SearchConfig:
+    tables = {key: _table(key, values[key], where) for key in STRATEGY_TABLES if key in values}
+    plain = {key: KEYS[key].coerce(value, where) for key, value in values.items() if key in KEYS}
+    if plain.get("split") is not None and "players" not in values:
+        plain["players"] = len(plain["split"])  # a split names the players: 18,17,17 is three hands
+    config = SearchConfig(**plain, tables=tables)
     check(config, where)
     return config
 
@@ -142,53 +146,47 @@ def _table(name: str, value: Any, where: str) -> dict:
     return dict(value)
 
 
-_INT_KEYS = {"players", "deals", "seed", "min_cards", "min_tricks", "shard_size", "workers", "max_workers",
-             "max_attempts", "in_flight"}
+def _whole(text: str) -> int:
+    digits = text.replace("_", "")
+    if not digits.lstrip("-").isdigit():
+        raise ValueError(text)
+    return int(digits)
 
 
-def _coerce(key: str, value: Any, where: str) -> Any:
-    if key in _INT_KEYS:
-        if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, str) and value.replace("_", "").lstrip("-").isdigit():
-                return int(value.replace("_", ""))
-            raise BmnError(f"{where}: {key} must be a whole number, got {value!r}")
-        return value
-    if key == "time_limit":
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise BmnError(f"{where}: time_limit must be a number of seconds, got {value!r}")
-        return float(value)
-    if key == "progress":
-        if not isinstance(value, bool):
-            raise BmnError(f"{where}: progress must be true or false")
-        return value
-    if key == "split":
-        if isinstance(value, str):
-            try:
-                return [int(x) for x in value.replace("/", ",").split(",")]
-            except ValueError:
-                raise BmnError(f"{where}: split must be hand sizes such as 26,26, got {value!r}") from None
-        if not isinstance(value, list) or not all(isinstance(x, int) for x in value):
-            raise BmnError(f"{where}: split must be a list of hand sizes such as [26, 26]")
-        return value
-    if value is not None and not isinstance(value, str):
-        raise BmnError(f"{where}: {key} must be text, got {value!r}")
-    return value
+def _sizes(text: str) -> list[int]:
+    return [int(x) for x in text.replace("/", ",").split(",")]
+
+
+def _key(name: str, **how) -> Param:
+    """How the top-level key `name` is checked; its default is SearchConfig's."""
+    return Param(name, SearchConfig.__dataclass_fields__[name].default, "", **how)
+
+
+_COUNT = dict(kind=int, minimum=1, from_text=_whole)
+_BOUND = dict(kind=int, minimum=0, from_text=_whole)
+_TEXT = dict(kind=str, optional=True)
+# Every top-level key but the strategy tables, checked by the same Param.coerce as a strategy's keys.
+KEYS: dict[str, Param] = {p.name: p for p in (
+    _key("strategy", kind=str), _key("deck", kind=str), _key("players", **_COUNT),
+    _key("split", kind=list, optional=True, from_text=_sizes),
+    _key("deals", **_COUNT), _key("range", **_TEXT),
+    _key("seed", kind=int, minimum=0, maximum=2**64 - 1, from_text=_whole),  # the streams' seeds are 64-bit
+    _key("min_cards", **_BOUND), _key("min_tricks", **_BOUND), _key("shard_size", **_COUNT),
+    _key("deals_file", **_TEXT), _key("deal", **_TEXT), _key("out", kind=str),
+    _key("workers", **_BOUND), _key("max_workers", **_BOUND), _key("address", **_TEXT),
+    _key("time_limit", kind=float, minimum=0), _key("progress", kind=bool),
+    _key("max_attempts", **_COUNT), _key("in_flight", **_COUNT),
+    _key("input_sha256", **_TEXT), _key("input_count", **_BOUND),
+)}
 
 
 def check(config: SearchConfig, where: str = "config") -> None:
-    """Impossible values are refused here, before any work starts."""
+    """What no single key can say is refused here, before any work starts (each key's kind and bounds
+    are KEYS' business)."""
     if config.strategy not in STRATEGIES:
         raise BmnError(f"{where}: unknown strategy {config.strategy!r}; choose one of {', '.join(STRATEGIES)}")
     strategy = config.strategy_def
     space = config.space()  # raises for a bad deck, split or player count
-    for key in ("deals", "shard_size", "max_attempts", "in_flight"):
-        if getattr(config, key) < 1:
-            raise BmnError(f"{where}: {key} must be at least 1")
-    for key in ("min_cards", "min_tricks", "workers", "max_workers", "seed"):
-        if getattr(config, key) < 0:
-            raise BmnError(f"{where}: {key} must not be negative")
-    if config.time_limit < 0:
-        raise BmnError(f"{where}: time_limit must not be negative")
     for key in OPTIONAL_KEYS:
         if key in ("range", "deal") and getattr(config, key) is not None and key not in strategy.keys:
             users = readers(key)
@@ -233,28 +231,38 @@ def read_deals_file(path: str) -> list[str]:
 
 
 def resolve(config: SearchConfig) -> SearchConfig:
-    """Read what the config points to (the deals file), so the run is self-contained."""
+    """The config with what it points to read in (the deals file), so the run is self-contained."""
     strategy = config.strategy_def
     if strategy.takes_deals_file and config.deals_file and not config.input_deals:
-        set_inputs(config, read_deals_file(os.path.expanduser(config.deals_file)))
+        config = with_inputs(config, read_deals_file(os.path.expanduser(config.deals_file)))
     if strategy.needs_deal and config.deal:
-        config.deal = format_deal(parse_deal(config.deal))
+        config = replace(config, deal=format_deal(parse_deal(config.deal)))
     return config
 
 
-def set_inputs(config: SearchConfig, deals: list[str]) -> None:
-    config.input_deals = deals
-    config.input_count = len(deals)
-    config.input_sha256 = hashlib.sha256("\n".join(deals).encode()).hexdigest()
+def with_inputs(config: SearchConfig, deals: list[str]) -> SearchConfig:
+    """The config holding these input deals (and their count and hash)."""
+    return replace(config, input_deals=list(deals), input_count=len(deals),
+                   input_sha256=hashlib.sha256("\n".join(deals).encode()).hexdigest())
+
+
+def with_execution(config: SearchConfig, values: dict, where: str) -> SearchConfig:
+    """The config with other execution settings (a resumed run's flags), checked like any config."""
+    unknown = sorted(set(values) - set(EXECUTION_KEYS))
+    if unknown:
+        raise BmnError(f"{where}: {', '.join(unknown)} cannot change when a run is resumed")
+    config = replace(config, **{key: KEYS[key].coerce(value, where) for key, value in values.items()})
+    check(config, where)
+    return config
 
 
 def from_json(values: dict) -> SearchConfig:
-    """The config stored in a run's run.json."""
-    known = {f.name for f in fields(SearchConfig)} - {"input_deals", "tables"}
-    config = SearchConfig(**{k: v for k, v in values.items() if k in known})
-    config.tables = {k: dict(values[k]) for k in STRATEGY_TABLES if values.get(k)}
-    check(config, "run.json")
-    return config
+    """The config stored in a run's run.json, checked like any other."""
+    if not isinstance(values, dict):
+        raise BmnError("run.json: the config is not a table")
+    plain = {k: v for k, v in values.items() if k in KEYS}
+    tables = {k: values[k] for k in STRATEGY_TABLES if values.get(k)}
+    return _checked({**plain, **tables}, "run.json")
 
 
 def differences(a: SearchConfig, b: SearchConfig) -> list[str]:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 
 from kernels import RESULTS_VERSION
 from kernels.errors import BmnError
 
 from . import __version__
 from .config import EXECUTION_KEYS, SearchConfig, differences, from_json
-from .storage import RUN_JSON, RunStore
+from .storage import LOCK, RUN_JSON, RunStore
 from .tables import SCHEMA_VERSION, TABLES
 
 INPUTS = "inputs.txt"  # the deals of a run's deals file, so the run never depends on the file again
@@ -51,7 +52,7 @@ def check_new_run_folder(store: RunStore) -> None:
     """A new run goes into a new or empty folder, never into one holding someone else's files."""
     if store.exists(RUN_JSON):
         return
-    foreign = [n for n in store.entries() if n != "run.lock"]
+    foreign = [n for n in store.entries() if n != LOCK]
     if foreign:
         raise BmnError(f"{store.uri} already holds files ({', '.join(foreign[:3])}) and is not a bmn "
                        f"run; choose a new or empty directory for --out")
@@ -81,18 +82,15 @@ def open_run(config: SearchConfig, store: RunStore, resume: bool) -> SearchConfi
                            f"this bmn writes schema {SCHEMA_VERSION}")
         check_results_version(stored, store.uri)
         if previous.strategy_def.takes_deals_file:
-            previous.input_deals = store.read_bytes(INPUTS).decode().splitlines()
+            previous = replace(previous, input_deals=store.read_bytes(INPUTS).decode().splitlines())
         if resume:
             # Execution settings may change between attempts; what is computed may not.
-            for key in EXECUTION_KEYS:
-                setattr(previous, key, getattr(config, key))
-            return previous
+            return replace(previous, **{key: getattr(config, key) for key in EXECUTION_KEYS})
         diff = differences(previous, config)
         if diff:
             raise BmnError(f"run {store.uri} holds a different search ({'; '.join(diff)}); "
                            f"use another --out, or `bmn resume {store.uri}` to finish that one")
-        config.input_deals = previous.input_deals or config.input_deals
-        return config
+        return replace(config, input_deals=previous.input_deals or config.input_deals)
     if resume:
         raise BmnError(f"{store.uri} is not a bmn run (no {RUN_JSON}); start one with `bmn search --out {store.uri}`")
     if config.input_deals:

@@ -42,9 +42,20 @@ def test_every_shipped_config_is_valid(path):
     ({"strategy": "deals"}, "needs deals_file"),
     ({"strategy": "ancestors"}, "needs deal ="),
     ({"strategy": "ancestors", "deal": "J-X/--"}, "unknown character 'X'"),
-    ({"climb": {"pool": 0}}, "climb.pool must be a whole number >= 1"),
+    ({"climb": {"pool": 0}}, "climb.pool must be at least 1, got 0"),
     ({"climb": {"poool": 5}}, "unknown key 'poool' in [climb]"),
     ({"time_limit": -1}, "time_limit must not be negative"),
+    ({"time_limit": float("nan")}, "time_limit must be a finite number"),
+    ({"time_limit": float("inf")}, "time_limit must be a finite number"),
+    ({"time_limit": "5"}, "time_limit must be a number"),
+    ({"seed": 2**64}, "seed must be at most"),
+    ({"seed": -1}, "seed must not be negative"),
+    ({"split": "26,x"}, "split must be a list of whole numbers"),
+    ({"split": ["26", "26"]}, "split must be a list of whole numbers"),
+    ({"workers": "-2"}, "workers must not be negative"),
+    ({"progress": "yes"}, "progress must be true or false"),
+    ({"out": 5}, "out must be text"),
+    ({"players": 0}, "players must be at least 1"),
 ])
 def test_bad_configs(values, message):
     with pytest.raises(BmnError, match=message.replace("[", r"\[").replace("]", r"\]")):
@@ -129,3 +140,61 @@ def test_help_texts_name_the_strategies_that_read_a_key():
     for key in OPTIONAL_KEYS:
         assert helps[key].split(":")[0].split(", ") == readers(key) != []
     assert {dest for _, dest, _, _ in RESUME_FLAGS} == set(EXECUTION_KEYS) & set(helps) - {"out"}
+
+
+def test_top_level_and_strategy_keys_are_checked_by_one_coerce():
+    from cluster.config import KEYS, SearchConfig
+    from kernels.strategies.base import Param
+
+    assert set(KEYS) == {f for f in SearchConfig.__dataclass_fields__} - {"tables", "input_deals"}
+    assert all(isinstance(p, Param) and p.default == SearchConfig.__dataclass_fields__[p.name].default
+               for p in KEYS.values())
+    config = build_config({"deals": "1_000", "split": "20/20", "deck": "camicia", "seed": 2**64 - 1})
+    assert (config.deals, config.split, config.players, config.seed) == (1000, [20, 20], 2, 2**64 - 1)
+
+
+def test_a_config_is_frozen_and_changes_only_into_a_new_checked_value():
+    import dataclasses
+
+    from cluster.config import with_execution
+
+    config = build_config({"seed": 3, "out": "a"})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.seed = 4
+    resumed = with_execution(config, {"workers": 3, "time_limit": 60, "out": "b"}, "resume")
+    assert (resumed.workers, resumed.time_limit, resumed.out) == (3, 60, "b")
+    assert (config.workers, config.out) == (0, "a") and resumed.fingerprint() == config.fingerprint()
+    for values, message in [({"workers": -3}, "workers must not be negative"),
+                            ({"max_workers": -1}, "max_workers must not be negative"),
+                            ({"time_limit": -5.0}, "time_limit must not be negative"),
+                            ({"in_flight": 0}, "in_flight must be at least 1"),
+                            ({"seed": 5}, "seed cannot change when a run is resumed")]:
+        with pytest.raises(BmnError, match=message):
+            with_execution(config, values, "resume")
+
+
+def test_run_json_round_trips_and_a_damaged_one_is_refused():
+    from cluster.config import from_json
+
+    config = resolve(build_config({"strategy": "climb", "climb": {"pool": 500}, "split": [26, 26], "seed": 7}))
+    again = from_json(config.to_json())
+    assert again == config and again.fingerprint() == config.fingerprint()
+    for damage in ({"seed": "seven"}, {"climb": {"pool": -1}}, {"strategy": 4}):
+        with pytest.raises(BmnError, match="run.json: "):
+            from_json({**config.to_json(), **damage})
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--workers", "-3"], "workers must not be negative"),
+    (["--max-workers", "-1"], "max_workers must not be negative"),
+    (["--time-limit", "-5"], "time_limit must not be negative"),
+    (["--time-limit", "nan"], "time_limit must be a finite number"),
+])
+def test_resume_flags_are_checked_like_the_config(flags, message, tmp_path):
+    from cluster.runmeta import open_run
+    from cluster.storage import RunStore
+
+    run = tmp_path / "run"
+    open_run(build_config({"out": str(run), "deals": 10, "shard_size": 5}), RunStore(str(run)), resume=False)
+    out = subprocess.run([str(BMN), "resume", str(run), *flags, "--no-progress"], capture_output=True, text=True)
+    assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr, out.stderr

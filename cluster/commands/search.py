@@ -10,7 +10,7 @@ import sys
 
 from kernels.strategies import STRATEGIES
 
-from ..config import EXECUTION_KEYS, SearchConfig, build_config, load_toml, readers, resolve
+from ..config import EXECUTION_KEYS, SearchConfig, build_config, load_toml, readers, resolve, with_execution
 from ..coordinator import RunReport, run_search
 from ..runmeta import read_run_config
 from ..progress import ProgressView
@@ -104,12 +104,9 @@ def cmd_search(args) -> int:
 
 
 def cmd_resume(args) -> int:
-    config = read_run_config(args.run)
-    config.out = args.run
-    for _, key, _, _ in RESUME_FLAGS:
-        if getattr(args, key) is not None:
-            setattr(config, key, getattr(args, key))
-    config.progress = not args.no_progress
+    changes = {key: getattr(args, key) for _, key, _, _ in RESUME_FLAGS if getattr(args, key) is not None}
+    config = with_execution(read_run_config(args.run), {**changes, "out": args.run, "progress": not args.no_progress},
+                            f"bmn resume {args.run}")
     _terminate_as_interrupt()
     report = run_search(config, resume=True, progress=ProgressView(enabled=config.progress))
     return print_report(report, args.json)

@@ -21,6 +21,7 @@ SearchConfig); `params` is the strategy's table with every default filled in.
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -34,41 +35,64 @@ OPTIONAL_KEYS = ("deals", "seed", "range", "deals_file", "deal")
 
 @dataclass(frozen=True)
 class Param:
-    """One key of a strategy's config table."""
+    """One config key: a strategy's own (`[climb] pool`) or a search's top-level one (`deals`), checked
+    by `coerce`, the one place a config value is checked for its kind and bounds."""
 
     name: str
     default: Any
     doc: str
-    minimum: float = 1
+    minimum: float | None = 1
     maximum: float | None = None
-    kind: type = int  # int; float for a number that may have a fraction; str for text; list for a list of text
-    optional: bool = False  # None (no limit) is allowed
+    kind: type = int  # int; float for a number that may have a fraction; str for text; list for a list
+    # of text; bool for true or false
+    optional: bool = False  # None (not set, or no limit) is allowed
+    # How a value given as text is read, for keys that are not text themselves (a flag's "26,26",
+    # a TOML "1_000_000"): returns the value or raises ValueError.
+    from_text: Callable[[str], Any] | None = None
 
-    def coerce(self, value: Any, where: str, table: str) -> Any:
+    def coerce(self, value: Any, where: str, table: str | None = None) -> Any:
+        """The value, checked, or a BmnError naming `table.name` (or `name` for a top-level key)."""
         if value is None and self.optional:
             return None
-        key = f"{table}.{self.name}"
+        key = f"{table}.{self.name}" if table else self.name
+        if isinstance(value, str) and self.from_text is not None and self.kind is not str:
+            try:
+                value = self.from_text(value)
+            except ValueError:
+                raise BmnError(f"{where}: {key} must be {self._kind_text()}, got {value!r}") from None
         if self.kind is list:
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise BmnError(f"{where}: {key} must be a list of text, such as [\"0:8,1:2,2:2\"], got {value!r}")
+            if not isinstance(value, list) or not all(isinstance(v, self._item) for v in value):
+                raise BmnError(f"{where}: {key} must be {self._kind_text()}, got {value!r}")
             return list(value)
         if self.kind is str:
             if not isinstance(value, str):
                 raise BmnError(f"{where}: {key} must be text, got {value!r}")
             return value
-        if self.kind is float:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not self._in_range(value):
-                bounds = f"between {self.minimum:g} and {self.maximum:g}" if self.maximum is not None \
-                    else f">= {self.minimum:g}"
-                raise BmnError(f"{where}: {key} must be a number {bounds}, got {value!r}")
-            return float(value) if isinstance(value, float) else value
-        if isinstance(value, bool) or not isinstance(value, int) or not self._in_range(value):
-            bounds = f">= {self.minimum:g}" + (f" and <= {self.maximum:g}" if self.maximum is not None else "")
-            raise BmnError(f"{where}: {key} must be a whole number {bounds}, got {value!r}")
-        return value
+        if self.kind is bool:
+            if not isinstance(value, bool):
+                raise BmnError(f"{where}: {key} must be true or false, got {value!r}")
+            return value
+        number = (int, float) if self.kind is float else int
+        if isinstance(value, bool) or not isinstance(value, number):
+            raise BmnError(f"{where}: {key} must be {self._kind_text()}, got {value!r}")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise BmnError(f"{where}: {key} must be a finite number, got {value!r}")
+        if self.minimum is not None and value < self.minimum:
+            raise BmnError(f"{where}: {key} must " + ("not be negative" if self.minimum == 0 else
+                                                      f"be at least {self.minimum:g}") + f", got {value!r}")
+        if self.maximum is not None and value > self.maximum:
+            raise BmnError(f"{where}: {key} must be at most {self.maximum:g}, got {value!r}")
+        return value  # a whole number given for a float key stays whole (as the run's identity has it)
 
-    def _in_range(self, value) -> bool:
-        return value >= self.minimum and (self.maximum is None or value <= self.maximum)
+    @property
+    def _item(self) -> type:
+        return int if self.from_text is not None else str  # a list read from text is hand sizes
+
+    def _kind_text(self) -> str:
+        if self.kind is list:
+            return "a list of whole numbers, such as [26, 26]" if self._item is int else \
+                "a list of text, such as [\"0:8,1:2,2:2\"]"
+        return "a number" if self.kind is float else "a whole number"
 
 
 @dataclass(frozen=True)
