@@ -21,7 +21,8 @@ import ray
 
 from cluster.config import build_config, resolve
 from cluster.coordinator import run_search
-from cluster.plan import Plan, run_shard
+from cluster.plan import Plan
+from cluster.worker import run_shard
 
 
 def main() -> None:

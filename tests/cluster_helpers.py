@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import socket
 import time
+from contextlib import contextmanager
 
 import pyarrow as pa
 
@@ -11,6 +13,9 @@ from cluster.plan import Plan
 from cluster.storage import RunStore
 from cluster.tables import RunContents, build_tables, read_contents
 from cluster.worker import ShardRunner
+
+# Credentials for moto's S3 server (it accepts any).
+AWS_TEST_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
 
 # The manifest columns that must not depend on who ran a shard, when, or how often.
 DETERMINISTIC_SHARD_COLUMNS = ["shard", "strategy", "params", "status", "deals", "cards", "max_cards", "cycles",
@@ -89,3 +94,32 @@ def kill_a_busy_actor_once(killed: list):
             killed.append((actor.pid, shard_id))
 
     return hook
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def moto_s3(*buckets: str):
+    """moto's S3 server on loopback, with these buckets and AWS_TEST_ENV set; yields its endpoint URL."""
+    import boto3
+    import pytest
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            for key, value in AWS_TEST_ENV.items():
+                mp.setenv(key, value)
+            client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+            for bucket in buckets:
+                client.create_bucket(Bucket=bucket)
+            yield endpoint
+    finally:
+        server.stop()

@@ -2,44 +2,25 @@
 
 from __future__ import annotations
 
-import socket
-
 import boto3
 import pytest
 import ray
-from moto.server import ThreadedMotoServer
 
 from cluster.coordinator import run_search
 from cluster.status import run_status_dict
 from cluster.storage import RunStore
 
-from cluster_helpers import assert_same_tables, make_config, tables_of
+from cluster_helpers import AWS_TEST_ENV, assert_same_tables, free_port, make_config, moto_s3, tables_of
 
 SEARCH = dict(strategy="random", deals=40_000, shard_size=5_000, min_cards=600, seed=3)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    endpoint = f"http://127.0.0.1:{port}"
-    mp = pytest.MonkeyPatch()
-    mp.setenv("AWS_ACCESS_KEY_ID", "testing")
-    mp.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    mp.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1").create_bucket(Bucket="bmn-runs")
-    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
-    yield endpoint
-    ray.shutdown()
-    mp.undo()
-    server.stop()
+def s3():
+    with moto_s3("bmn-runs") as endpoint:
+        ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
+        yield endpoint
+        ray.shutdown()
 
 
 def test_write_interrupt_and_resume_on_s3(s3, tmp_path):
@@ -115,8 +96,7 @@ def slow_store():
     threading.Thread(target=server.serve_forever, daemon=True).start()
     endpoint = f"http://127.0.0.1:{server.server_port}"
     with pytest.MonkeyPatch.context() as mp:
-        for key, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
-                           ("AWS_DEFAULT_REGION", "us-east-1")):
+        for key, value in AWS_TEST_ENV.items():
             mp.setenv(key, value)
         boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1").create_bucket(Bucket="bmn-slow")
         yield store, endpoint

@@ -32,3 +32,92 @@ def test_relative_links_in_documents_resolve():
             if not (doc.parent / target).exists():
                 missing.append(f"{doc.relative_to(ROOT)} -> {target}")
     assert not missing, missing
+
+
+# Modules whose specification lives in test files of other names (module -> those files), and
+# modules without behaviour of their own (None). Every other module M of cluster/ and kernels/
+# (a package by its folder's name) must have tests/test_M.py.
+TESTED_ELSEWHERE = {
+    # without behaviour: a version string, `python -m cluster`, a list of subcommands, compiler
+    # options, the exception type
+    "cluster": None,
+    "cluster.__main__": None,
+    "cluster.commands": None,
+    "kernels._jit": None,
+    "kernels.errors": None,
+    # the command line, through `bmn` itself
+    "cluster.cli": ["test_cli_play.py", "test_config.py", "test_query.py", "test_fuzz.py"],
+    "cluster.commands.backward": ["test_cli_play.py", "test_fuzz.py"],  # bmn ancestors
+    "cluster.commands.bench": ["test_cli_play.py", "test_fuzz.py"],
+    "cluster.commands.deals": ["test_cli_play.py", "test_fuzz.py"],  # play, rank, unrank
+    "cluster.commands.results": ["test_query.py", "test_fuzz.py"],  # query, top, cycles, compact
+    "cluster.commands.search": ["test_cluster.py", "test_config.py", "test_faults.py"],  # search, resume, status
+    "kernels.bench": ["test_cli_play.py"],  # bmn bench
+    # the cluster: searches on a local Ray, what they write, how they resume
+    "cluster.coordinator": ["test_cluster.py", "test_cluster_elastic.py", "test_cluster_multinode.py",
+                            "test_cluster_s3.py", "test_faults.py"],
+    "cluster.raycluster": ["test_cluster.py", "test_cluster_multinode.py"],
+    "cluster.runmeta": ["test_cluster.py", "test_faults.py", "test_results_version.py"],
+    "cluster.status": ["test_cluster.py", "test_faults.py", "test_query.py"],
+    "cluster.compact": ["test_query.py"],
+    # the kernels' package: RESULTS_VERSION and the Numba cache folder
+    "kernels": ["test_results_version.py", "test_numba_cache.py"],
+    # engines: every engine of the table held to the reference, through every way of calling it
+    "kernels.engines.percard": ["test_engines.py", "test_property.py", "test_rules.py"],
+    "kernels.engines.reference": ["test_rules.py", "test_exercism.py", "test_engines.py"],
+    "kernels.engines.workspace": ["test_engines.py"],
+    "kernels.game": ["test_engines.py", "test_cycle_detection.py"],
+    "kernels.play": ["test_engines.py", "test_property.py", "test_cycle_detection.py"],
+    "kernels.cycleid": ["test_cycle_detection.py", "test_census.py"],
+    "kernels.decks": ["test_dealspace.py", "test_notation.py"],
+    # strategies
+    "kernels.strategies": ["test_strategy_registry.py"],
+    "kernels.strategies.base": ["test_strategy_registry.py", "test_config.py"],
+    "kernels.strategies.exhaustive": ["test_sweep.py"],
+    "kernels.strategies.random": ["test_sweep.py"],
+    "kernels.strategies.tally": ["test_sweep.py", "test_summary.py"],
+    "kernels.strategies.ancestors": ["test_backward.py"],
+    "kernels.strategies.extend": ["test_backward.py"],
+    "kernels.strategies.deals": ["test_strategy_registry.py", "test_results_version.py"],
+    # the cycle factory (a package; tests/test_cycle_detection.py is about the engines instead)
+    "kernels.strategies.cycles": ["test_cycle_factory.py", "test_cycles_moves.py", "test_cycles_cluster.py"],
+    "kernels.strategies.cycles.beam": ["test_cycle_factory.py"],
+    "kernels.strategies.cycles.found": ["test_cycle_factory.py"],
+    "kernels.strategies.cycles.moves": ["test_cycles_moves.py"],
+    "kernels.strategies.cycles.player": ["test_cycle_factory.py"],
+    "kernels.strategies.cycles.state": ["test_cycles_moves.py", "test_cycle_factory.py"],
+}
+
+
+# Modules whose name's test file is about another module of the same name: tests/test_cluster.py
+# tests searches (the coordinator), tests/test_backward.py tests kernels/backward.py.
+NAME_CLASHES = {"cluster", "cluster.commands.backward"}
+
+
+def modules() -> dict[str, str]:
+    """Every module of cluster/ and kernels/ by dotted name -> the test file its name asks for."""
+    found = {}
+    for top in ("cluster", "kernels"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join(parts)] = f"test_{parts[-1]}.py"
+    return found
+
+
+def test_every_module_has_tests_of_its_name_or_says_where_they_are():
+    tests = {p.name for p in (ROOT / "tests").glob("test_*.py")}
+    untested = [f"{name} (tests/{test})" for name, test in modules().items()
+                if test not in tests and name not in TESTED_ELSEWHERE]
+    assert not untested, f"modules without tests of their name: {untested}; add them, or a line to TESTED_ELSEWHERE"
+
+
+def test_the_map_of_exceptions_is_current():
+    tests = {p.name for p in (ROOT / "tests").glob("test_*.py")}
+    found = modules()
+    assert not [name for name in TESTED_ELSEWHERE if name not in found], "TESTED_ELSEWHERE names modules that are gone"
+    assert not [name for name in TESTED_ELSEWHERE if found[name] in tests and name not in NAME_CLASHES], \
+        "TESTED_ELSEWHERE lists modules that now have tests of their own name"
+    missing = [f"{name}: {t}" for name, files in TESTED_ELSEWHERE.items() for t in files or [] if t not in tests]
+    assert not missing, missing

@@ -1,0 +1,70 @@
+"""Every benchmark script still imports, and those that can run in a second or two run with tiny arguments.
+
+The scripts are not part of the package, so nothing else would notice when an API they call moves
+(benchmarks/cluster_scaling.py once imported `run_shard` from a module that no longer had it).
+The parametrization is over the folder, so a new script is imported here without being listed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+SCRIPTS = sorted(BENCHMARKS.glob("*.py"))
+
+# How each script's main is run with the tiniest arguments it accepts: (argv as sys.argv[1:], or
+# None when main reads sys.argv itself; the arguments; what its output must contain).
+TINY = {
+    "climb_vs_random": (None, ["2000", "1"], "climb longer in"),
+    "cycle_probes": ([], ["states", "0:6,1:2,2:2", "0.05"], "500,000 random states"),
+    "dormant_swaps": ([], ["J-K-Q--A-/--Q-J--K-A-"], "24 swaps"),
+    "factory_reach": ([], ["0:8,1:2,2:2,3:2,4:2", "0.05", "tries=3000", "seed_states=500"], "beam 0:"),
+    "longest_growth": (None, [], "strategy,seed,cpu_s,longest"),
+    "longest_vs_random": (None, ["0.001", "1", "1000"], "longest longer than climb"),
+}
+# Scripts whose main starts servers or a Ray cluster (tens of seconds even with tiny arguments):
+# imported only, which still catches an import from a module that moved.
+IMPORT_ONLY = {
+    "cluster_scaling": "starts a local Ray twice",
+    "driver_throughput": "starts a slowed moto S3 server in a subprocess and a local Ray",
+}
+
+
+def load(script: Path):
+    spec = importlib.util.spec_from_file_location(f"benchmark_{script.stem}", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_benchmarks_folder_has_scripts():
+    assert len(SCRIPTS) >= 8
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_imports(script):
+    module = load(script)
+    assert callable(module.main) and module.__doc__, f"{script.name} needs a main and a docstring"
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_every_script_is_run_or_says_why_not(script):
+    assert (script.stem in TINY) != (script.stem in IMPORT_ONLY), \
+        f"add {script.stem} to TINY (its tiniest arguments) or IMPORT_ONLY (why it cannot run in a test)"
+
+
+@pytest.mark.parametrize("stem", sorted(TINY))
+def test_runs_with_tiny_arguments(stem, monkeypatch, capsys):
+    argv, args, expected = TINY[stem]
+    module = load(BENCHMARKS / f"{stem}.py")
+    if argv is None:
+        monkeypatch.setattr(sys, "argv", [f"{stem}.py", *args])
+        module.main()
+    else:
+        module.main(args)
+    out = capsys.readouterr().out
+    assert expected in out and out.strip(), out

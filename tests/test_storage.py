@@ -1,0 +1,210 @@
+"""cluster/storage.py: a run's files on a local disk or S3 (moto's server on loopback), written
+atomically, listed, locked by one job at a time, and its errors as one sentence."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import uuid
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import cluster.storage as storage
+from cluster.storage import LOCK, LOCK_STALE_S, LockInfo, RunStore, open_filesystem
+from kernels.errors import BmnError
+
+from cluster_helpers import moto_s3
+
+BUCKET = "bmn-storage"
+
+
+@pytest.fixture(scope="module")
+def endpoint():
+    with moto_s3(BUCKET) as url:
+        yield url
+
+
+@pytest.fixture(params=["local", "s3"])
+def store(request, tmp_path):
+    if request.param == "local":
+        store = RunStore(str(tmp_path / "run"))
+    else:
+        url = request.getfixturevalue("endpoint")
+        store = RunStore(f"s3://{BUCKET}/{uuid.uuid4().hex}/run?endpoint_override={url}")
+    store.make_root()  # as a search does before taking the lock (nothing to make on S3)
+    return store
+
+
+
+def one_sentence(error: BmnError) -> str:
+    message = str(error)
+    assert message and "\n" not in message and "Traceback" not in message, message
+    return message
+
+
+def table(rows: int) -> pa.Table:
+    return pa.table({"k": pa.array(range(rows), pa.int64()), "v": pa.array([k % 7 for k in range(rows)], pa.int8())})
+
+
+# -- opening --------------------------------------------------------------------------------------
+
+def test_open_filesystem_tells_local_from_object_stores(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert open_filesystem("runs/x")[1:] == (str(tmp_path / "runs" / "x"), True)
+    assert open_filesystem(f"file://{tmp_path}/y")[1:] == (str(tmp_path / "y"), True)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert open_filesystem("~/z")[1:] == (str(tmp_path / "z"), True)
+    fs, root, local = open_filesystem("s3://bucket/a/b/?endpoint_override=http://127.0.0.1:9")
+    assert (root, local, fs.type_name) == ("bucket/a/b", False, "s3")
+
+
+@pytest.mark.parametrize("uri, words", [("s3:///only-a-path", "names no bucket"),
+                                        ("nosuchscheme://x/y", "cannot open nosuchscheme://x/y")])
+def test_unusable_uris_are_one_sentence(uri, words):
+    with pytest.raises(BmnError) as caught:
+        RunStore(uri)
+    assert words in one_sentence(caught.value)
+
+
+def test_make_root_refuses_a_file_and_a_path_through_a_file(tmp_path):
+    (tmp_path / "file").write_text("x")
+    for path, cause in ((tmp_path / "file", "File exists"), (tmp_path / "file" / "run", "Not a directory")):
+        with pytest.raises(BmnError) as caught:
+            RunStore(str(path)).make_root()
+        assert one_sentence(caught.value) == f"cannot create run directory {path}: {cause}"
+    RunStore(str(tmp_path / "a" / "b")).make_root()
+    assert (tmp_path / "a" / "b").is_dir()
+
+
+# -- reading and writing --------------------------------------------------------------------------
+
+def test_bytes_json_and_parquet_round_trip(store):
+    assert not store.exists("run.json")
+    store.write_bytes("deep/er/blob", b"\x00\xffabc")
+    assert store.exists("deep/er/blob") and store.read_bytes("deep/er/blob") == b"\x00\xffabc"
+    store.write_json("run.json", {"b": [1, 2], "a": "x"})
+    assert store.read_json("run.json") == {"a": "x", "b": [1, 2]}
+    text = store.read_bytes("run.json").decode()
+    assert text.endswith("}\n") and text.index('"a"') < text.index('"b"')  # sorted keys: stable files
+    store.write_parquet("t.parquet", table(5).replace_schema_metadata({"who": "me"}))
+    assert store.read_parquet("t.parquet").equals(table(5).replace_schema_metadata({"who": "me"}))
+    assert store.parquet_metadata("t.parquet") == {b"who": b"me"}
+
+
+def test_small_tables_are_snappy_and_large_ones_zstd(store):
+    for rows, codec in ((storage.SMALL_TABLE_ROWS - 1, "SNAPPY"), (storage.SMALL_TABLE_ROWS, "ZSTD")):
+        store.write_parquet(f"{rows}.parquet", table(rows))
+        meta = pq.ParquetFile(pa.BufferReader(store.read_bytes(f"{rows}.parquet"))).metadata
+        assert meta.row_group(0).column(0).compression == codec
+
+
+def test_a_file_written_twice_replaces_itself(store):
+    store.write_bytes("shards/s1", b"first, longer content")
+    store.write_bytes("shards/s1", b"second")
+    assert store.read_bytes("shards/s1") == b"second"
+    assert store.list("shards") == ["s1"]
+
+
+def test_list_and_entries(store):
+    assert store.list("shards") == [] and store.entries() == []
+    for name in ("b.parquet", "a.parquet", "c.json", ".hidden.parquet", "sub/d.parquet"):
+        store.write_bytes(f"shards/{name}", b"x")
+    store.write_bytes("run.json", b"{}")
+    assert store.list("shards") == ["a.parquet", "b.parquet", "c.json"]  # sorted, files only, no dot files
+    assert store.list("shards", ".parquet") == ["a.parquet", "b.parquet"]
+    assert store.list("shards/sub") == ["d.parquet"]
+    assert store.entries() == ["run.json", "shards"]
+
+
+def test_move_and_delete(store):
+    store.write_bytes("shards/s2", b"garbled")
+    store.move("shards/s2", "damaged/s2")
+    assert not store.exists("shards/s2") and store.read_bytes("damaged/s2") == b"garbled"
+    store.delete("damaged/s2")
+    assert not store.exists("damaged/s2")
+    store.delete("damaged/s2")  # deleting what is gone is no error
+
+
+def test_a_local_write_leaves_no_temporary_file_and_a_failed_one_keeps_the_old_file(tmp_path):
+    store = RunStore(str(tmp_path))
+    store.write_bytes("shards/s", b"old")
+    with pytest.raises(TypeError):
+        store.write_bytes("shards/s", "not bytes")  # fails half-way: the temporary file is written
+    assert store.read_bytes("shards/s") == b"old"
+    assert os.listdir(tmp_path / "shards") == ["s"]
+
+
+def test_object_store_writes_are_retried_then_fail(endpoint, monkeypatch):
+    calls = []
+    monkeypatch.setattr(storage, "WRITE_BACKOFF_S", 0.0)
+    monkeypatch.setattr(storage.time, "sleep", calls.append)
+    store = RunStore(f"s3://no-such-bucket/run?endpoint_override={endpoint}")
+    with pytest.raises(OSError):
+        store.write_bytes("x", b"x")
+    assert len(calls) == storage.WRITE_RETRIES
+
+
+# -- the lock ---------------------------------------------------------------------------------------
+
+def test_the_stale_lock_age_is_ninety_seconds():
+    assert LOCK_STALE_S == 90.0  # README: "the dead job's lock expires after 90 s"
+
+
+def test_one_job_holds_the_lock_and_releases_it(store):
+    store.acquire()
+    holder = store.read_lock()
+    assert holder.owner == store.owner and holder.pid == os.getpid() and holder.host == socket.gethostname()
+    assert store.live_holder() == holder
+    other = RunStore(store.uri)
+    with pytest.raises(BmnError) as caught:
+        other.acquire()
+    assert f"pid {os.getpid()} on {socket.gethostname()}" in one_sentence(caught.value)
+    assert "being written by another job" in str(caught.value)
+    before = holder.heartbeat
+    time.sleep(0.01)
+    store.heartbeat()
+    assert store.read_lock().heartbeat > before
+    store.release()
+    assert not store.exists(LOCK) and store.owner is None and store.live_holder() is None
+    other.acquire()
+    other.release()
+
+
+def test_a_taken_over_lock_is_noticed_and_not_released(store):
+    store.acquire()
+    thief = LockInfo("someone-else", "elsewhere", 1, time.time(), time.time())
+    store.write_json(LOCK, thief.__dict__)
+    with pytest.raises(BmnError) as caught:
+        store.heartbeat()
+    assert "another job took over" in one_sentence(caught.value)
+    store.release()
+    assert store.read_lock() == thief
+
+
+def test_a_dead_jobs_lock_is_taken_over(store, tmp_path):
+    now = time.time()
+    other_host_fresh = LockInfo("a", "another-host", 1, now, now - LOCK_STALE_S + 30)
+    other_host_old = LockInfo("b", "another-host", 1, now, now - LOCK_STALE_S - 1)
+    assert RunStore.is_live(other_host_fresh) and not RunStore.is_live(other_host_old)
+    # On this host a lock is dead as soon as its process is, however fresh its heartbeat.
+    dead_pid = max(int(p) for p in os.listdir("/proc") if p.isdigit()) + 100_000
+    assert not RunStore.is_live(LockInfo("c", socket.gethostname(), dead_pid, now, now))
+    assert RunStore.is_live(LockInfo("d", socket.gethostname(), os.getpid(), now, now))
+    store.write_json(LOCK, other_host_fresh.__dict__)
+    with pytest.raises(BmnError):
+        store.acquire()
+    store.write_json(LOCK, other_host_old.__dict__)
+    assert store.live_holder() is None
+    store.acquire()
+    assert store.read_lock().owner == store.owner
+    store.release()
+
+
+def test_a_garbled_lock_counts_as_none(store):
+    store.write_bytes(LOCK, b"{not json")
+    assert store.read_lock() is None
+    store.write_json(LOCK, {"owner": "x"})  # fields missing
+    assert store.read_lock() is None
