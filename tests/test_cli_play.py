@@ -160,3 +160,9 @@ def test_the_fast_kernel_refuses_what_it_cannot_hold():
     assert out.returncode == 2 and "fast kernel holds two-player deals of at most 64 cards" in out.stderr
     out = run("play", "--json", big, big)  # the default picks a kernel that can
     assert out.returncode == 0 and json.loads(out.stdout)["outcome"] in ("win", "cycle")
+
+
+def test_commands_other_than_a_search_do_not_import_ray():
+    # Importing Ray takes seconds: `bmn play`, `bmn query` and the rest answer without it.
+    code = "import sys, cluster.cli; sys.exit('ray' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -25,13 +25,6 @@ RANDOM = dict(strategy="random", deals=300_000, shard_size=50_000, min_cards=100
 
 
 @pytest.fixture(scope="module")
-def ray_address():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
-    yield ray.get_runtime_context().gcs_address
-    ray.shutdown()
-
-
-@pytest.fixture(scope="module")
 def reference_run(ray_address, tmp_path_factory):
     """The uninterrupted run of RANDOM on two workers, and its tables."""
     out = tmp_path_factory.mktemp("reference")

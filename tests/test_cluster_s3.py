@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import boto3
 import pytest
-import ray
 
 from cluster.coordinator import run_search
 from cluster.status import run_status_dict
@@ -16,11 +15,9 @@ SEARCH = dict(strategy="random", deals=40_000, shard_size=5_000, min_cards=600, 
 
 
 @pytest.fixture(scope="module")
-def s3():
+def s3(ray_address):
     with moto_s3("bmn-runs") as endpoint:
-        ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
         yield endpoint
-        ray.shutdown()
 
 
 def test_write_interrupt_and_resume_on_s3(s3, tmp_path):

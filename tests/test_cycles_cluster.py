@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import ray
 
 from cluster.coordinator import run_search
 from cluster.query import cycles_report, query
@@ -19,13 +18,6 @@ from kernels.strategies.census import census_counts
 from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of
 
 BMN = Path(sys.executable).parent / "bmn"
-
-
-@pytest.fixture(scope="module")
-def ray_address():
-    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
-    yield ray.get_runtime_context().gcs_address
-    ray.shutdown()
 
 
 def test_a_census_of_two_decks_on_two_workers(ray_address, tmp_path):
@@ -72,8 +64,10 @@ def test_the_factory_on_two_workers_and_bmn_cycles(ray_address, tmp_path):
 
 
 def test_a_deck_where_no_cycle_is_built_says_so(ray_address, tmp_path):
-    args = [str(BMN), "search", "--strategy", "cycles", "--deck", "0:15,1:1", "--out", str(tmp_path / "none"),
-            "--address", ray_address, "--workers", "2", "--no-progress"]
+    config = tmp_path / "none.toml"
+    config.write_text('strategy = "cycles"\ndeck = "0:15,1:1"\n[cycles]\nbeams = 16\n')
+    args = [str(BMN), "search", str(config), "--out", str(tmp_path / "none"), "--address", ray_address,
+            "--workers", "2", "--no-progress"]
     done = subprocess.run(args, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    assert "finished: 256 of 256 shards done" in done.stdout and "cycles: no cycle found" in done.stdout
+    assert "finished: 16 of 16 shards done" in done.stdout and "cycles: no cycle found" in done.stdout

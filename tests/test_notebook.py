@@ -12,8 +12,9 @@ NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "explore.ipynb"
 
 
 @pytest.mark.slow
-def test_explore_notebook_executes(tmp_path, monkeypatch):
+def test_explore_notebook_executes(ray_cluster, tmp_path, monkeypatch):
     monkeypatch.delenv("BMN_RUN", raising=False)
+    monkeypatch.setenv("RAY_ADDRESS", ray_cluster)  # its searches join the session's cluster, as on a cluster
     nb = nbformat.read(NOTEBOOK, as_version=4)
     assert all(not cell.get("outputs") for cell in nb.cells if cell.cell_type == "code"), "commit it without outputs"
     NotebookClient(nb, timeout=600, kernel_name="python3",

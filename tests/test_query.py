@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import ray
 
 from cluster.cli import main
 from cluster.compact import compact
@@ -26,16 +25,14 @@ SEARCH = dict(strategy="random", deals=40_000, shard_size=2_000, min_cards=700, 
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR")
+def runs(ray_address, tmp_path_factory):
     base = tmp_path_factory.mktemp("runs")
     run_search(make_config(base / "random", workers=2, **SEARCH))
     games = tables_of(base / "random")["games"].to_pylist()
     claims = base / "claims.txt"
     claims.write_text("\n".join([g["hands"] for g in games[:3]] + [CASELLA]) + "\n")
     run_search(make_config(base / "claims", workers=1, strategy="deals", deals_file=str(claims), min_cards=0))
-    yield base / "random", base / "claims", games
-    ray.shutdown()
+    return base / "random", base / "claims", games
 
 
 def bmn(*args):

@@ -7,14 +7,17 @@ import json
 import os
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 from kernels.strategies import STRATEGIES
 
 from ..config import EXECUTION_KEYS, SearchConfig, build_config, load_toml, readers, resolve, with_execution
-from ..coordinator import RunReport, run_search
-from ..runmeta import read_run_config
 from ..progress import ProgressView
+from ..runmeta import read_run_config
 from ..status import run_status
+
+if TYPE_CHECKING:
+    from ..coordinator import RunReport
 
 FLAGS = [
     ("--out", "out", str, "run directory or URI (s3://bucket/prefix) for the tables"),
@@ -94,6 +97,14 @@ def _terminate_as_interrupt() -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, handler)
+
+
+def run_search(config: SearchConfig, **options) -> RunReport:
+    """The coordinator's run_search, imported when a search starts: importing Ray takes seconds,
+    which every other command (play, query, status, ...) does without."""
+    from ..coordinator import run_search as run
+
+    return run(config, **options)
 
 
 def cmd_search(args) -> int:
