@@ -21,6 +21,8 @@ from kernels.notation import format_deal, parse_deal
 from kernels.strategies import REGISTRY, STRATEGIES, Param, Strategy, get
 from kernels.strategies.base import OPTIONAL_KEYS
 
+from .storage import refuse_credentials
+
 # Keys that say how a run is executed, not what it computes: they may change when a run is resumed.
 EXECUTION_KEYS = ("out", "workers", "max_workers", "address", "time_limit", "progress", "max_attempts", "in_flight")
 
@@ -202,6 +204,7 @@ def check(config: SearchConfig, where: str = "config") -> None:
     strategy.check(config, space, config.strategy_params(), where)
     if not config.out:
         raise BmnError(f"{where}: out must name a run directory or URI")
+    refuse_credentials(config.out, f"{where}: out")
 
 
 def readers(key: str) -> list[str]:

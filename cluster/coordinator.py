@@ -53,6 +53,7 @@ from .worker import WORKER_ENV, ShardWorker
 HEARTBEAT_S = 5.0
 HEALTH_S = 2.0  # how often the cluster's health is checked (a cheap call to the control store)
 SCALE_S = 2.0  # how often the actor pool is matched to the cluster's CPUs
+KILL_GRACE_S = 20.0  # how long a search's end waits for actors still starting (see _kill_all)
 WRITE_THREADS = 32  # shard files written at once (an object store answers each in tens of ms)
 WRITE_BACKLOG = 256  # shard results waiting to be written before the loop waits for the writers
 
@@ -173,7 +174,18 @@ class Coordinator:
             left = self.plan.count - self.totals.done - self.totals.failed
             request_capacity(min(left, self.config.max_workers) if self.config.max_workers else left)
 
-    def _kill_all(self) -> None:
+    def _kill_all(self, grace: bool = True) -> None:
+        # An actor killed while Ray is still creating it (its worker leased, its constructor not yet
+        # run) keeps its CPU until the driver's job ends: Ray ignores the kill on that worker. A
+        # notebook or service running search after search would lose a CPU each time, and a search
+        # asking for every CPU would wait for ever. So actors still starting are given a moment to
+        # finish starting (they are ready, or failed, once their warm-up returns) before the kill.
+        starting = [a.warm_ref for a in self.actors if a.alive and not a.ready]
+        if starting and grace:
+            try:
+                ray.wait(starting, num_returns=len(starting), timeout=KILL_GRACE_S)
+            except Exception:
+                pass  # the cluster is gone: nothing is held on it any more
         for actor in self.actors:
             if actor.alive:
                 try:
@@ -260,7 +272,8 @@ class Coordinator:
         except BmnError as error:
             failure = error
         finally:
-            self._kill_all()
+            # (no waiting for actors still starting when the user interrupts or the cluster is gone)
+            self._kill_all(grace=state != "interrupted" and lost is None)
             self.health.close()
             beat.stop()
             try:

@@ -24,8 +24,7 @@ import pyarrow as pa
 from kernels.errors import BmnError
 
 from .plan import Plan
-from .runmeta import existing_run, read_run_config
-from .storage import PROGRESS_JSON
+from .runmeta import existing_run, read_progress, read_run_config
 from .summary import manifest_summaries
 from .tables import (GAMES_SCHEMA, TABLES, build_tables, cycles_table, first_per_deal, read_contents,
                      reported_rows)
@@ -37,7 +36,7 @@ def run_tables(uri: str, notes: list[str] | None = None) -> dict[str, pa.Table]:
     """The four tables of one run, current even while it is being written. What the tables lack
     (shards of a stopped run not done, damaged shard files) is said in `notes`."""
     store = existing_run(uri)
-    state = store.read_json(PROGRESS_JSON).get("state") if store.exists(PROGRESS_JSON) else None
+    state = read_progress(store).get("state")
     lock = store.read_lock()
     running = lock is not None and store.is_live(lock)
     tables = None

@@ -34,6 +34,10 @@ def connect(address: str | None, workers: int) -> bool:
     if ray.is_initialized():
         return False
     address = cluster_address(address)
+    if address and address.lower().startswith(("http://", "https://")):
+        raise BmnError(f"{address} is the address of a Ray dashboard and its Jobs API, not of a cluster to "
+                       f"join: give --address (or RAY_ADDRESS) the cluster's HOST:6379, or submit bmn as a "
+                       f"job (`ray job submit --address {address} -- bmn search ...`)")
     try:
         if address:
             ray.init(address=address, logging_level="WARNING", log_to_driver=False)
@@ -43,9 +47,16 @@ def connect(address: str | None, workers: int) -> bool:
             # record of one) on this machine; joining that takes --address or RAY_ADDRESS.
             ray.init(address="local", num_cpus=workers or os.cpu_count(), include_dashboard=False,
                      logging_level="WARNING", log_to_driver=False)
-    except ConnectionError as error:
-        raise BmnError(f"cannot reach the Ray cluster at {address}: {error}") from None
+    except Exception as error:  # ConnectionError, ValueError (a malformed address), an auth error, ...
+        if not address:
+            raise BmnError(f"cannot start a local Ray instance: {_first_line(error)}") from None
+        raise BmnError(f"cannot join the Ray cluster at {address}: {_first_line(error)}") from None
     return True
+
+
+def _first_line(error: Exception) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 # How long the cluster's control store may stay unreachable before the search gives up on it.

@@ -17,7 +17,7 @@ from kernels.errors import BmnError
 
 from . import __version__
 from .config import EXECUTION_KEYS, SearchConfig, differences, from_json
-from .storage import LOCK, RUN_JSON, RunStore
+from .storage import LOCK, PROGRESS_JSON, RUN_JSON, RunStore
 from .tables import SCHEMA_VERSION, TABLES
 
 INPUTS = "inputs.txt"  # the deals of a run's deals file, so the run never depends on the file again
@@ -59,7 +59,26 @@ def check_new_run_folder(store: RunStore) -> None:
 
 
 def read_run_config(uri: str) -> SearchConfig:
-    return from_json(existing_run(uri).read_json(RUN_JSON)["config"])
+    return from_json(run_json(existing_run(uri))["config"])
+
+
+def run_json(store: RunStore) -> dict:
+    """The run's run.json, or one sentence saying it is damaged."""
+    stored = store.read_json(RUN_JSON)
+    if not isinstance(stored, dict) or not isinstance(stored.get("config"), dict):
+        raise BmnError(f"{store.path(RUN_JSON)} is damaged (it holds no config); the shard files are intact: "
+                       f"restore run.json from a copy to resume or query this run")
+    return stored
+
+
+def read_progress(store: RunStore) -> dict:
+    """The run's progress.json, or {} where there is none or it is damaged: it is only a snapshot,
+    written again at every heartbeat, and nothing is lost with it."""
+    try:
+        progress = store.read_json(PROGRESS_JSON) if store.exists(PROGRESS_JSON) else {}
+    except BmnError:
+        return {}
+    return progress if isinstance(progress, dict) else {}
 
 
 def check_results_version(stored: dict, uri: str) -> None:
@@ -75,7 +94,7 @@ def check_results_version(stored: dict, uri: str) -> None:
 def open_run(config: SearchConfig, store: RunStore, resume: bool) -> SearchConfig:
     """Create the run's run.json, or check that an existing run is the same search."""
     if store.exists(RUN_JSON):
-        stored = store.read_json(RUN_JSON)
+        stored = run_json(store)
         previous = from_json(stored["config"])
         if stored.get("schema_version") != SCHEMA_VERSION:
             raise BmnError(f"run {store.uri} was written with table schema {stored.get('schema_version')}, "

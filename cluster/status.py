@@ -7,19 +7,18 @@ import time
 
 from .config import from_json
 from .plan import Plan
-from .runmeta import existing_run
-from .storage import PROGRESS_JSON, RUN_JSON
+from .runmeta import existing_run, read_progress, run_json
 from .tables import read_summaries
 from .totals import RunTotals
 
 
 def run_status_dict(uri: str) -> dict:
     store = existing_run(uri)
-    config = from_json(store.read_json(RUN_JSON)["config"])
+    config = from_json(run_json(store)["config"])
     plan = Plan(config)
     damaged: dict[str, str] = {}
     totals = RunTotals.of(read_summaries(store, damaged))
-    progress = store.read_json(PROGRESS_JSON) if store.exists(PROGRESS_JSON) else {}
+    progress = read_progress(store)
     lock = store.live_holder()
     running = lock is not None
     state = "running" if running else progress.get("state", "not started")

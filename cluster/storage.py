@@ -67,8 +67,17 @@ def _s3(uri: str) -> tuple[pafs.FileSystem, str]:
     return fs, path
 
 
+def refuse_credentials(uri: str, where: str = "out") -> None:
+    """A URI that holds credentials (s3://KEY:SECRET@bucket/...) is refused before it is used or
+    written anywhere; the sentence does not repeat it."""
+    if "://" in uri and "@" in urlparse(uri).netloc:
+        raise BmnError(f"{where}: a URI must not hold credentials (NAME:SECRET@); give them as the usual "
+                       f"AWS variables or an instance role instead")
+
+
 def open_filesystem(uri: str) -> tuple[pafs.FileSystem, str, bool]:
     """(filesystem, root path, is_local) for a directory path or URI."""
+    refuse_credentials(uri, "run")
     if "://" in uri:
         scheme = uri.split("://", 1)[0].lower()
         if scheme == "s3":
@@ -118,7 +127,12 @@ class RunStore:
             return stream.read()
 
     def read_json(self, rel: str):
-        return json.loads(self.read_bytes(rel))
+        """A JSON file of the run; a damaged one is one sentence naming it."""
+        data = self.read_bytes(rel)
+        try:
+            return json.loads(data)
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise BmnError(f"{self.path(rel)} is damaged (not JSON: {error})") from None
 
     def list(self, rel_dir: str, suffix: str = "") -> list[str]:
         """Names of the files in a sub-directory (sorted), [] if it does not exist."""

@@ -168,13 +168,24 @@ def test_two_jobs_on_one_run_are_refused(reference_run):
     assert_same_tables(want, tables_of(out))
 
 
+def test_searches_give_back_every_cpu(ray_address, tmp_path):
+    # Searches of one tiny shard end while their second actor is still starting; each must leave the
+    # cluster's CPUs as it found them (an actor killed mid-creation kept its CPU until the driver
+    # exits, and the next search asking for two workers waited for ever).
+    for k in range(2):
+        report = run_search(make_config(tmp_path / str(k), workers=2, strategy="random", deals=10, shard_size=10,
+                                        min_cards=10**6, seed=k))
+        assert report.state == "finished"
+    assert wait_for(lambda: ray.available_resources().get("CPU", 0) == 2, timeout=60), ray.available_resources()
+
+
 def test_cycles_from_many_shards_and_workers_dedupe(ray_address, tmp_path):
     # 4004 deals, 46 of which enter one of 4 cycles; 201 shards of 20 deals on two workers.
     config = make_config(tmp_path, workers=2, strategy="exhaustive", deck="0:10,1:3,2:1", shard_size=20,
                          min_cards=10**6)
 
     def both_workers_warm(coordinator):
-        ray.get([a.warm_ref for a in coordinator.actors])
+        ray.get([a.warm_ref for a in coordinator.actors], timeout=300)
 
     run_search(config, on_shard_done=both_workers_warm)
     tables = tables_of(tmp_path)

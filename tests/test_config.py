@@ -198,3 +198,14 @@ def test_resume_flags_are_checked_like_the_config(flags, message, tmp_path):
     open_run(build_config({"out": str(run), "deals": 10, "shard_size": 5}), RunStore(str(run)), resume=False)
     out = subprocess.run([str(BMN), "resume", str(run), *flags, "--no-progress"], capture_output=True, text=True)
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("out", ["s3://AKIAEXAMPLE:s3cr3t@bucket/runs/x", "s3://token@bucket/x"])
+def test_credentials_in_a_uri_are_refused_and_never_repeated(out, tmp_path):
+    with pytest.raises(BmnError, match="must not hold credentials") as refused:
+        build_config({"out": out})
+    assert "s3cr3t" not in str(refused.value) and "token" not in str(refused.value)
+    done = subprocess.run([str(BMN), "search", "--out", out, "--deals", "10"], capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert done.returncode == 2 and "must not hold credentials" in done.stderr and "s3cr3t" not in done.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing written anywhere

@@ -215,3 +215,39 @@ def test_object_store_errors_are_retried(tmp_path, monkeypatch):
     store.fs = Flaky(store.fs.fs, WRITE_RETRIES + 1)
     with pytest.raises(OSError, match="SLOW_DOWN"):
         store.write_bytes("b.json", b"{}")
+
+
+# -- bad addresses and damaged run files: one sentence, exit 2 ---------------------------------------
+
+@pytest.mark.parametrize("address,message", [
+    ("http://127.0.0.1:8265", "is the address of a Ray dashboard and its Jobs API"),
+    ("garbage", "cannot join the Ray cluster at garbage"),
+])
+def test_a_wrong_address_is_one_sentence(address, message, tmp_path):
+    done = bmn("search", "--deals", "10", "--shard-size", "10", "--out", tmp_path / "run", "--address", address,
+               "--no-progress", timeout=120)
+    assert done.returncode == 2 and one_sentence(done.stderr) and message in done.stderr, done.stderr
+    env = {**os.environ, "RAY_ADDRESS": address}
+    done = bmn("search", "--deals", "10", "--shard-size", "10", "--out", tmp_path / "run", "--no-progress",
+               env=env, timeout=120)
+    assert done.returncode == 2 and one_sentence(done.stderr) and message in done.stderr, done.stderr
+
+
+def test_a_damaged_run_json_is_one_sentence_and_a_damaged_progress_json_is_ignored(ray_address, tmp_path):
+    out = finished_run(tmp_path)
+    progress = (out / "progress.json").read_text()
+    (out / "progress.json").write_text('{"state": "fini')  # a torn snapshot
+    st = bmn("status", out, "--json")
+    assert st.returncode == 0 and json.loads(st.stdout)["shards_done"] == 12, st.stderr
+    assert bmn("top", out, "-n", "1").returncode == 0
+    (out / "progress.json").write_text(progress)
+    good = (out / "run.json").read_bytes()
+    for damage in (b"\x00\xff garbage", b"[]", b'{"config": {"seed": "x"}}'):
+        (out / "run.json").write_bytes(damage)
+        for args in (("status", out), ("resume", out, "--address", ray_address, "--no-progress"),
+                     ("query", out, "SELECT 1")):
+            done = bmn(*args)
+            assert done.returncode == 2 and one_sentence(done.stderr) and "run.json" in done.stderr, \
+                (damage, args, done.stderr)
+    (out / "run.json").write_bytes(good)
+    assert len(list((out / "shards").glob("*.parquet"))) == 12  # nothing lost on the way
