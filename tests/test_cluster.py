@@ -80,6 +80,7 @@ def test_attempts_cap_reports_failed_shards_and_resume_finishes_them(reference_r
     assert_same_tables(want, tables_of(tmp_path))
 
 
+@pytest.mark.slow
 def test_driver_killed_then_resumed(reference_run, ray_address, tmp_path):
     _, want = reference_run
     out = tmp_path / "run"
@@ -231,6 +232,7 @@ class WorkerThatCannotStart:
         return "never"
 
 
+@pytest.mark.slow
 def test_workers_that_cannot_start_stop_the_run(ray_address, tmp_path, monkeypatch):
     import cluster.coordinator
 

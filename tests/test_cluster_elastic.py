@@ -40,6 +40,7 @@ def cluster():
     c.shutdown()
 
 
+@pytest.mark.slow
 def test_the_search_waits_for_cpus_then_grows_with_the_cluster_and_survives_a_node_leaving(cluster, tmp_path):
     config = make_config(tmp_path, workers=0, **SEARCH)  # 0: every CPU the cluster has, now or later
     progress = Notes()
@@ -85,6 +86,7 @@ def test_the_search_waits_for_cpus_then_grows_with_the_cluster_and_survives_a_no
     assert_same_tables(tables_of(tmp_path), direct_tables(config))
 
 
+@pytest.mark.slow
 def test_max_workers_caps_the_pool(cluster, tmp_path):
     cluster.add_node(num_cpus=3)
     config = make_config(tmp_path, workers=0, max_workers=2, **{**SEARCH, "deals": 200_000})

@@ -28,6 +28,7 @@ def cluster():
     c.shutdown()
 
 
+@pytest.mark.slow
 def test_removing_a_node_mid_run_loses_nothing(cluster, tmp_path):
     c, nodes = cluster
     removed = []

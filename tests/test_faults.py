@@ -49,6 +49,7 @@ def one_sentence(stderr: str) -> bool:
 
 # -- the Ray node dies under a running search --------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_dead_local_ray_node_stops_the_search_with_a_sentence_and_resume_finishes(ray_cluster, tmp_path):
     out = tmp_path / "run"
     # Twelve shards of a fraction of a second each: the node dies while most of them are still to do.
