@@ -80,13 +80,3 @@ def ray_address(ray_cluster):
     yield ray_cluster
     ray.shutdown()
 
-
-def pytest_collection_modifyitems(items):
-    """The files with slow tests first (each file's tests stay together, in their order): with the
-    suite split over workers file by file, the longest files start first and none is left alone at
-    the end."""
-    heavy = {item.path for item in items if item.get_closest_marker("slow")}
-    files = {}
-    for item in items:
-        files.setdefault(item.path, len(files))
-    items.sort(key=lambda item: (item.path not in heavy, files[item.path]))
