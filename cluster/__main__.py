@@ -1,7 +1,5 @@
 """`python -m cluster ...` is `bmn ...` (handy under `ray job submit` without installing bmn)."""
 
-import sys
+from .cli import console
 
-from .cli import main
-
-sys.exit(main())
+console()

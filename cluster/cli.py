@@ -8,6 +8,7 @@ value, nor shaped like an option (`--word` or `-x`) is moved behind a `--`, wher
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 
@@ -92,5 +93,34 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+# Commands that keep the normal interpreter exit: Ray shuts its local instance down at exit.
+_RAY_COMMANDS = ("search", "resume")
+
+
+def console() -> None:
+    """The `bmn` console script: main(), then the exit.
+
+    Every command but a search ends without tearing down the native libraries, once its output is
+    flushed (its files are written and renamed before main() returns). At interpreter exit, Arrow's
+    and DuckDB's native thread pools are destroyed while one of their threads may still be alive;
+    once in a while, under load, that aborts a finished command with "terminate called without an
+    active exception" and exit code -6 (seen on `bmn query`; apache/arrow#34314 is the same).
+    """
+    argv = sys.argv[1:]
+    try:
+        code = main(argv)
+    except SystemExit as exit:  # argparse: usage errors (2) and --help (0), already printed
+        code = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
+    command = next((word for word in argv if not word.startswith("-")), None)
+    if command in _RAY_COMMANDS:
+        sys.exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except OSError:  # the reader went away (`bmn query ... | head`)
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

@@ -41,7 +41,7 @@ from kernels.errors import BmnError
 from .config import SearchConfig
 from .plan import Plan, Shard
 from .progress import ProgressView
-from .raycluster import ClusterHealth, cluster_address, connect, request_capacity
+from .raycluster import ClusterHealth, cluster_address, connect, request_capacity, withdraw_capacity
 from .runmeta import check_new_run_folder, open_run
 from .storage import PROGRESS_JSON, RunStore
 from .summary import ShardSummary
@@ -274,6 +274,8 @@ class Coordinator:
         finally:
             # (no waiting for actors still starting when the user interrupts or the cluster is gone)
             self._kill_all(grace=state != "interrupted" and lost is None)
+            if lost is None:
+                withdraw_capacity()
             self.health.close()
             beat.stop()
             try:

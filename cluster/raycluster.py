@@ -130,3 +130,10 @@ def request_capacity(cpus: int) -> None:
         _requested.append(cpus)
     except Exception:
         pass  # no autoscaler: the cluster is what it is
+
+
+def withdraw_capacity() -> None:
+    """Withdraw the standing request, if this process made one: a search that ended, failed or was
+    interrupted must not keep an autoscaler's nodes up (they would never idle out)."""
+    if _requested and _requested[-1] != 0:
+        request_capacity(0)

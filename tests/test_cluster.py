@@ -180,6 +180,32 @@ def test_searches_give_back_every_cpu(ray_address, tmp_path):
     assert wait_for(lambda: ray.available_resources().get("CPU", 0) == 2, timeout=60), ray.available_resources()
 
 
+def standing_request() -> list:
+    """The CPU bundles this cluster's autoscaler is asked to keep (request_resources), as Ray stores
+    them for either autoscaler version."""
+    from ray.autoscaler.v2.utils import is_autoscaler_v2
+
+    if is_autoscaler_v2():
+        from ray._raylet import GcsClient
+        from ray.autoscaler.v2.sdk import get_cluster_resource_state
+
+        state = get_cluster_resource_state(GcsClient(ray.get_runtime_context().gcs_address))
+        return [b for c in state.cluster_resource_constraints for b in c.resource_requests]
+    from ray.autoscaler._private.constants import AUTOSCALER_RESOURCE_REQUEST_CHANNEL
+    from ray.experimental.internal_kv import _internal_kv_get
+
+    stored = _internal_kv_get(AUTOSCALER_RESOURCE_REQUEST_CHANNEL)
+    return json.loads(stored) if stored else []
+
+
+def test_the_autoscaler_request_is_withdrawn_when_a_search_ends(ray_address, tmp_path):
+    during = []
+    report = run_search(make_config(tmp_path, workers=0, **{**RANDOM, "deals": 100_000}),
+                        on_shard_done=lambda coordinator: during.append(standing_request()))
+    assert report.state == "finished" and during and during[0]  # while it ran, CPUs were asked for
+    assert standing_request() == []
+
+
 def test_cycles_from_many_shards_and_workers_dedupe(ray_address, tmp_path):
     # 4004 deals, 46 of which enter one of 4 cycles; 201 shards of 20 deals on two workers.
     config = make_config(tmp_path, workers=2, strategy="exhaustive", deck="0:10,1:3,2:1", shard_size=20,
