@@ -47,27 +47,42 @@ def ray_cluster():
 
     temp = tempfile.mkdtemp(prefix="bmnray-")  # short: Ray's socket paths must fit in 107 bytes
     ray_exe = os.path.join(os.path.dirname(sys.executable), "ray")
+    log = open(os.path.join(temp, "head.log"), "wb")
     head = subprocess.Popen([ray_exe, "start", "--head", "--block", "--num-cpus=2", "--port=0",
                              f"--temp-dir={temp}", "--include-dashboard=false", "--disable-usage-stats",
                              "--object-store-memory=500000000"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    record = os.path.join(temp, "ray_current_cluster")
-    deadline = time.monotonic() + 120
-    while not (os.path.exists(record) and open(record).read().strip()):
-        if head.poll() is not None or time.monotonic() > deadline:
-            head.kill()
-            raise RuntimeError(f"ray start --head failed: {head.stderr.read().decode()[-2000:]}")
-        time.sleep(0.1)
-    address = open(record).read().strip()
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        yield address
+        # While the head starts: every strategy's kernels compiled (or loaded) here, once, into
+        # Numba's disk cache, so the actors of the searches to come load them instead of all
+        # compiling them at once (on a fresh clone, every kernel is compiled once more).
+        _warm_kernels()
+        record = os.path.join(temp, "ray_current_cluster")
+        deadline = time.monotonic() + 120
+        while not (os.path.exists(record) and open(record).read().strip()):
+            if head.poll() is not None or time.monotonic() > deadline:
+                with open(os.path.join(temp, "head.log"), "rb") as said:
+                    raise RuntimeError(f"ray start --head failed: {said.read().decode()[-2000:]}")
+            time.sleep(0.1)
+        yield open(record).read().strip()
     finally:
         # Every process of the cluster is in the head's process group: the test cluster holds
         # nothing worth a graceful stop, and `ray start --block` takes many seconds to stop gracefully.
         with contextlib.suppress(ProcessLookupError):
             os.killpg(head.pid, signal.SIGKILL)
         head.wait()
+        log.close()
         shutil.rmtree(temp, ignore_errors=True)
+
+
+def _warm_kernels() -> None:
+    from kernels.dealspace import DealSpace
+    from kernels.decks import parse_deck
+    from kernels.strategies import REGISTRY
+
+    space = DealSpace.of(parse_deck("standard"))
+    for strategy in REGISTRY.values():
+        strategy.warm_up(space)
 
 
 @pytest.fixture(scope="module")
