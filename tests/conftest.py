@@ -53,10 +53,6 @@ def ray_cluster():
                              "--object-store-memory=500000000"],
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        # While the head starts: every strategy's kernels compiled (or loaded) here, once, into
-        # Numba's disk cache, so the actors of the searches to come load them instead of all
-        # compiling them at once (on a fresh clone, every kernel is compiled once more).
-        _warm_kernels()
         record = os.path.join(temp, "ray_current_cluster")
         deadline = time.monotonic() + 120
         while not (os.path.exists(record) and open(record).read().strip()):
@@ -73,16 +69,6 @@ def ray_cluster():
         head.wait()
         log.close()
         shutil.rmtree(temp, ignore_errors=True)
-
-
-def _warm_kernels() -> None:
-    from kernels.dealspace import DealSpace
-    from kernels.decks import parse_deck
-    from kernels.strategies import REGISTRY
-
-    space = DealSpace.of(parse_deck("standard"))
-    for strategy in REGISTRY.values():
-        strategy.warm_up(space)
 
 
 @pytest.fixture(scope="module")

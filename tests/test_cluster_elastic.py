@@ -16,7 +16,7 @@ from cluster.progress import ProgressView
 
 from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of, wait_for
 
-SEARCH = dict(strategy="random", deals=4_000_000, shard_size=100_000, min_cards=1500, seed=17)
+SEARCH = dict(strategy="random", deals=6_000_000, shard_size=100_000, min_cards=1500, seed=17)
 
 
 class Notes(ProgressView):
@@ -80,7 +80,7 @@ def test_the_search_waits_for_cpus_then_grows_with_the_cluster_and_survives_a_no
     runner.join(timeout=300)
     assert not runner.is_alive() and "error" not in result, result.get("error")
     report = result["report"]
-    assert report.state == "finished" and report.shards_done == 40 and report.shards_failed == 0
+    assert report.state == "finished" and report.shards_done == 60 and report.shards_failed == 0
     # An actor on every node that joined, one per CPU: one on the first node, two on the second.
     assert set(seen) == {first.node_id, second.node_id} and len(seen[first.node_id]) == 1
     assert_same_tables(tables_of(tmp_path), direct_tables(config))
