@@ -170,7 +170,7 @@ _TEXT = dict(kind=str, optional=True)
 # Every top-level key but the strategy tables, checked by the same Param.coerce as a strategy's keys.
 KEYS: dict[str, Param] = {p.name: p for p in (
     _key("strategy", kind=str), _key("deck", kind=str), _key("players", **_COUNT),
-    _key("split", kind=list, optional=True, from_text=_sizes),
+    _key("split", kind=list, item=int, optional=True, from_text=_sizes),
     _key("deals", **_COUNT), _key("range", **_TEXT),
     _key("seed", kind=int, minimum=0, maximum=2**64 - 1, from_text=_whole),  # the streams' seeds are 64-bit
     _key("min_cards", **_BOUND), _key("min_tricks", **_BOUND), _key("shard_size", **_COUNT),

@@ -46,6 +46,7 @@ class Param:
     kind: type = int  # int; float for a number that may have a fraction; str for text; list for a list
     # of text; bool for true or false
     optional: bool = False  # None (not set, or no limit) is allowed
+    item: type = str  # for a list: the kind of its items (str, or int for hand sizes)
     # How a value given as text is read, for keys that are not text themselves (a flag's "26,26",
     # a TOML "1_000_000"): returns the value or raises ValueError.
     from_text: Callable[[str], Any] | None = None
@@ -61,7 +62,7 @@ class Param:
             except ValueError:
                 raise BmnError(f"{where}: {key} must be {self._kind_text()}, got {value!r}") from None
         if self.kind is list:
-            if not isinstance(value, list) or not all(isinstance(v, self._item) for v in value):
+            if not isinstance(value, list) or not all(isinstance(v, self.item) for v in value):
                 raise BmnError(f"{where}: {key} must be {self._kind_text()}, got {value!r}")
             return list(value)
         if self.kind is str:
@@ -84,13 +85,9 @@ class Param:
             raise BmnError(f"{where}: {key} must be at most {self.maximum:g}, got {value!r}")
         return value  # a whole number given for a float key stays whole (as the run's identity has it)
 
-    @property
-    def _item(self) -> type:
-        return int if self.from_text is not None else str  # a list read from text is hand sizes
-
     def _kind_text(self) -> str:
         if self.kind is list:
-            return "a list of whole numbers, such as [26, 26]" if self._item is int else \
+            return "a list of whole numbers, such as [26, 26]" if self.item is int else \
                 "a list of text, such as [\"0:8,1:2,2:2\"]"
         return "a number" if self.kind is float else "a whole number"
 
