@@ -68,7 +68,7 @@ class SearchConfig:
     input_deals: list[str] = field(default_factory=list, repr=False)
 
     def space(self) -> DealSpace:
-        return DealSpace.of(parse_deck(self.deck), self.split, self.players)
+        return self.strategy_def.deal_space(self)
 
     @property
     def strategy_def(self) -> Strategy:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 
 import ray
 
+from kernels.decks import parse_deck
 from kernels.errors import BmnError
 
 from .config import SearchConfig
@@ -78,6 +79,7 @@ class RunReport:
     session_deals: int = 0  # deals played by this run of the coordinator
     work_s: float = 0.0  # from the first shard handed out to the last one collected
     set_aside: list[str] = field(default_factory=list)  # damaged shard files moved into damaged/
+    strategy: str = ""
 
     def to_json(self) -> dict:
         return self.__dict__.copy()
@@ -150,8 +152,11 @@ class Coordinator:
     # -- actors ---------------------------------------------------------------------------------
     def _start_actor(self) -> None:
         space = self.plan.space
-        handle = ShardWorker.options(runtime_env={"env_vars": WORKER_ENV}).remote(
-            self.config.deck, space.split, self.config.strategy)
+        # The deck as the config writes it (the games table's deck column), unless the strategy's
+        # deal space is not the config's deck (the atlas: the family's first deck).
+        deck = self.config.deck if space.deck == parse_deck(self.config.deck) else space.deck.spec()
+        handle = ShardWorker.options(runtime_env={"env_vars": WORKER_ENV}).remote(deck, space.split,
+                                                                                  self.config.strategy)
         self.actors.append(_Actor(handle, handle.warm_up.remote()))
 
     def _workers_wanted(self) -> int:
@@ -418,7 +423,7 @@ class Coordinator:
         t = self.totals
         return RunReport(self.store.uri, state, self.plan.count, t.done, t.failed, t.deals, t.cards,
                          round(time.time() - t0, 2), len(t.cycle_ids), list(t.longest), self.new,
-                         self.session_deals, round(work, 3), list(self.set_aside))
+                         self.session_deals, round(work, 3), list(self.set_aside), self.config.strategy)
 
 
 def _write_failure(store: RunStore, what: str, error: BaseException, done: int) -> WriteFailed:

@@ -1,10 +1,10 @@
-"""SQL over runs: DuckDB views `games`, `cycles`, `shards`, `histogram` over one or more runs.
+"""SQL over runs: DuckDB views `games`, `cycles`, `shards`, `histogram`, `atlas` over one or more runs.
 
 A finished (or stopped) run is read from its summary tables; a run that is still being written,
 or whose driver died, is read from its shard files, which are always complete. Several runs are
 queried as one: games deduplicated by deal (the first run listed wins), cycles rebuilt from those
 games (so a cycle found by two runs is one row whose `deals` counts each deal once), histograms
-added, manifests stacked with a `run` column.
+added, manifests stacked with a `run` column, an atlas's decks taken from the first run that has each.
 
 Queries only read: the views are in-memory Arrow tables and DuckDB's access to files is switched
 off, so no query can write to a run (or anywhere else).
@@ -19,10 +19,12 @@ import json
 from typing import Sequence
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 from kernels.errors import BmnError
 
+from .atlas import ATLAS_SCHEMA
 from .plan import Plan
 from .runmeta import existing_run, read_progress, read_run_config
 from .summary import manifest_summaries
@@ -87,8 +89,13 @@ def combined_tables(uris: Sequence[str], notes: list[str] | None = None) -> dict
     for t in per_run:
         for shard, row in reported_rows(t["cycles"]):
             reported.setdefault(row.cycle_id, (shard, row))
+    # An atlas's decks, each from the first run that has it.
+    atlas = pa.concat_tables([t["atlas"].cast(ATLAS_SCHEMA) for t in per_run])
+    if atlas.num_rows:
+        _, first = np.unique(np.asarray(atlas["deck"].to_pylist(), dtype=object), return_index=True)
+        atlas = atlas.take(pa.array(np.sort(first)))
     return {"games": games, "cycles": cycles_table(games, list(reported.values())), "shards": shards,
-            "histogram": histogram}
+            "histogram": histogram, "atlas": atlas}
 
 
 def connect(tables: dict[str, pa.Table]) -> duckdb.DuckDBPyConnection:
@@ -167,3 +174,19 @@ def cycles_report(uris: Sequence[str], notes: list[str] | None = None) -> pa.Tab
     return query(uris, "SELECT cycle_id, deck, period_tricks, period_cards, deals, basin, complete, "
                        "min_preperiod_tricks, max_preperiod_tricks, hands, state FROM cycles "
                        "ORDER BY deals DESC, basin DESC NULLS LAST, cycle_id", notes)
+
+
+# What `bmn atlas` shows of the atlas table (--wide: every column).
+ATLAS_COLUMNS = ("deck", "cards", "split", "deals", "infinite", "cycles", "periods", "cycle_deals", "longest_cards",
+                 "states", "census_cycles", "cpu_s", "complete")
+
+
+def atlas_report(uris: Sequence[str], notes: list[str] | None = None, wide: bool = False) -> pa.Table:
+    """The atlas of atlas runs: one row per deck, smallest deck first."""
+    for uri in uris:
+        strategy = read_run_config(uri).strategy
+        if strategy != "atlas":
+            raise BmnError(f"{uri} is a run of the {strategy} strategy; bmn atlas reads runs of the atlas strategy "
+                           f"(configs/atlas.toml)")
+    columns = "*" if wide else ", ".join(ATLAS_COLUMNS)
+    return query(uris, f"SELECT {columns} FROM atlas ORDER BY players, penalty_cards, cards, deck", notes)

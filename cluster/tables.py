@@ -14,6 +14,7 @@ order shards finished in, or the failures on the way):
                shard reported finding (census, cycles) even if no candidate deal enters it
     shards     the manifest, one row per shard
     histogram  finite games by length in cards, merged over shards
+    atlas      one row per deck of an atlas run (cluster/atlas.py; empty for other strategies)
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import pyarrow.compute as pc
 
 from kernels.strategies import Candidate, CycleRow
 
+from .atlas import atlas_table
 from .storage import RunStore
 from .summary import ShardSummary, manifest_table
 from .totals import RunTotals
@@ -43,7 +45,7 @@ META_KEY = b"bmn.shards"
 READ_THREADS = 32  # shard files read at once
 # The names bmn gives shard files: one shard, or a compacted range. Any other file is not ours.
 SHARD_FILE = re.compile(r"^(\d{12}|c\d{12}-\d{12})\.parquet$")
-TABLES = ("games", "cycles", "shards", "histogram")
+TABLES = ("games", "cycles", "shards", "histogram", "atlas")
 
 GAMES_SCHEMA = pa.schema([
     ("hands", pa.string()),
@@ -256,6 +258,7 @@ def build_tables(contents: RunContents) -> dict[str, pa.Table]:
         "cycles": cycles_table(games, reported_cycles(contents.summaries)),
         "shards": manifest_table(contents.summaries),
         "histogram": histogram_table(contents.summaries),
+        "atlas": atlas_table(contents.summaries, games),
     }
 
 

@@ -34,6 +34,8 @@ SMALL = {
     "extend": dict(strategy="extend", min_cards=0, shard_size=2, extend={"max_states": 5_000}),
     "ancestors": dict(strategy="ancestors", deal=CASELLA, ancestors={"parts": 2}),
     "census": dict(strategy="census", deck="0:6,1:2,2:2", shard_size=5000, census={"decks": ["0:4,1:2,2:2"]}),
+    "atlas": dict(strategy="atlas", deck="1:2,2:2,3:2", shard_size=20_000, min_cards=40,
+                  atlas={"plain": "0:8", "census": True, "census_max_states": 500_000}),
     "cycles": dict(strategy="cycles", deck="0:8,1:2,2:2,3:2,4:2", seed=3,
                    cycles={"beams": 2, "tries": 8_000, "seed_plain": 6, "seed_states": 4_000, "variations": 300}),
 }
@@ -50,6 +52,8 @@ def digest(name: str, tmp: Path) -> str:
     tables = direct_tables(make_config(tmp / name, **values))
     parts = [tables[t].to_pylist() for t in ("games", "cycles", "histogram")]
     parts.append(tables["shards"].select(DETERMINISTIC_SHARD_COLUMNS).to_pylist())
+    if tables["atlas"].num_rows:
+        parts.append(tables["atlas"].drop_columns(["cpu_s", "deals_per_s"]).to_pylist())
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 

@@ -82,6 +82,9 @@ def test_a_run_written_before_reads_back_into_the_same_tables(tmp_path):
     assert sorted(contents.summaries) == [0, 1, 2, 3, 4] and contents.done == {0, 1, 3, 4} and not contents.damaged
     tables = build_tables(contents)
     for name in TABLES:
+        if name == "atlas":  # a table added since (an atlas run's): empty for this run
+            assert tables[name].num_rows == 0 and not (OLD_RUN / "tables" / "atlas.parquet").exists()
+            continue
         assert tables[name].equals(pq.read_table(OLD_RUN / "tables" / f"{name}.parquet")), name
     assert read_summaries(RunStore(str(tmp_path))) == contents.summaries
 

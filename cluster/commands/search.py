@@ -142,7 +142,11 @@ def print_report(report: RunReport, as_json: bool) -> int:
         print(f"cycles: {report.cycles} distinct (bmn cycles {uri})")
     else:
         print("cycles: no cycle found")
-    print(f"tables: {uri}/games.parquet, cycles.parquet, shards.parquet, histogram.parquet")
+    atlas = report.strategy == "atlas"
+    print(f"tables: {uri}/games.parquet, cycles.parquet, shards.parquet, histogram.parquet"
+          + (", atlas.parquet" if atlas else ""))
+    if atlas:
+        print(f"atlas:  bmn atlas {uri}")
     print(f"query:  bmn query {uri} \"SELECT hands, cards, tricks FROM games ORDER BY cards DESC LIMIT 10\"")
     print("replay: bmn play HAND/HAND")
     if report.state == "interrupted":

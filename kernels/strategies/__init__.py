@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from ..dealspace import DealSpace
 from ..errors import BmnError
-from . import ancestors, census, climb, cycles, deals, exhaustive, extend, longest, random
+from . import ancestors, atlas, census, climb, cycles, deals, exhaustive, extend, longest, random
 from .ancestors import run_ancestors
+from .atlas import run_atlas
 from .base import Param, ShardSpec, Strategy
 from .climb import run_climb
 from .deals import run_deals
@@ -33,12 +34,13 @@ REGISTRY: dict[str, Strategy] = {s.name: s for s in (
     deals.STRATEGY,
     census.STRATEGY,
     cycles.STRATEGY,
+    atlas.STRATEGY,
 )}
 STRATEGIES = tuple(REGISTRY)
 
 __all__ = [
     "Candidate", "CycleRow", "Param", "REGISTRY", "STRATEGIES", "ShardResult", "ShardSpec", "Strategy", "get",
-    "run_ancestors", "run_climb", "run_deals", "run_exhaustive", "run_extend", "run_longest", "run_random", "run_shard",
+    "run_ancestors", "run_atlas", "run_climb", "run_deals", "run_exhaustive", "run_extend", "run_longest", "run_random", "run_shard",
 ]
 
 

@@ -6,6 +6,7 @@ public wrapper, and one `Strategy` object that says:
     keys          which of the search's top-level keys it reads (deals, seed, range, deals_file, deal)
     backward      whether it uses backward play (two players with equal hands)
     shard_count   how many shards a search is cut into (a pure function of the config)
+    deal_space    the run's deck and split (by default the config's; the atlas's decks are its own)
     shard         what shard k computes: a small JSON-able dict of parameters (plus input deals)
     wrapper       its public wrapper `run_<name>`, which a shard's parameters are bound to: its
                   arguments `space` and `deals` are the shard's deal space and input deals, the
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..dealspace import DealSpace
+from ..decks import parse_deck
 from ..errors import BmnError
 from .tally import ShardResult
 
@@ -127,6 +129,11 @@ class Strategy:
                 raise BmnError(f"{where}: the {self.name} strategy takes no [{self.name}] table")
             raise BmnError(f"{where}: unknown key {unknown[0]!r} in [{self.name}]; known keys are {', '.join(known)}")
         return {**self.defaults(), **{k: known[k].coerce(v, where, self.name) for k, v in values.items()}}
+
+    def deal_space(self, config) -> DealSpace:
+        """The run's deal space (the deck and split its actors are started with): the config's deck,
+        split and players; a strategy whose shards name decks of their own may say otherwise."""
+        return DealSpace.of(parse_deck(config.deck), config.split, config.players)
 
     def check(self, config, space: DealSpace, params: dict, where: str) -> None:
         """Checks of the strategy's own, beyond the generic ones (raise BmnError with a sentence)."""

@@ -67,10 +67,15 @@ def census_layout(config, params: dict) -> list[tuple[str, tuple[int, ...], int,
     return layout
 
 
-def run_census(deck: str, split, lo: int, hi: int, balanced: bool) -> ShardResult:
-    """States [lo, hi) of one split of a deck, as one census shard."""
+def play_states(deck: str, split, lo: int, hi: int, balanced: bool, *, min_cards: int = NO_FINITE,
+                min_tricks: int = 0, basins: bool = True) -> ShardResult:
+    """States [lo, hi) of one split of a deck played to their end or cycle (the census's shard, and
+    the atlas's): the counts of states, cards and cycles; for the deck's balanced split (`balanced`)
+    also the finite games' tally and the candidates (min_cards, min_tricks; every cycle deal);
+    and one CycleRow per cycle met, with its basin in these states where `basins` is set."""
     space = DealSpace.of(parse_deck(deck), list(split))
-    played = run_exhaustive(space, lo, hi, min_cards=NO_FINITE)
+    played = run_exhaustive(space, lo, hi, min_cards=min_cards if balanced else NO_FINITE,
+                            min_tricks=min_tricks if balanced else 0)
     result = ShardResult.empty(space.players)
     result.deals, result.cards, result.cycles = played.deals, played.cards, played.cycles
     result.rank_base = played.rank_base
@@ -81,14 +86,21 @@ def run_census(deck: str, split, lo: int, hi: int, balanced: bool) -> ShardResul
     first: dict[str, Candidate] = {}  # each cycle's first state met, and how many states enter it
     basin: dict[str, int] = {}
     for c in played.candidates:
+        if c.result.outcome != "cycle":
+            continue
         first.setdefault(c.result.cycle_id, c)
         basin[c.result.cycle_id] = basin.get(c.result.cycle_id, 0) + 1
     result.cycle_rows = [
         CycleRow(cid, c.result.period_tricks, c.result.period_cards, space.deck.spec(),
-                 cycle_state(parse_deal(c.hands)), basin=basin[cid])
+                 cycle_state(parse_deal(c.hands)), basin=basin[cid] if basins else None)
         for cid, c in sorted(first.items())
     ]
     return result
+
+
+def run_census(deck: str, split, lo: int, hi: int, balanced: bool) -> ShardResult:
+    """States [lo, hi) of one split of a deck, as one census shard."""
+    return play_states(deck, split, lo, hi, balanced)
 
 
 class Census(Strategy):
@@ -158,4 +170,4 @@ def census_counts(deck: str, players: int = 2) -> dict[str, dict]:
     return out
 
 
-__all__ = ["Census", "STRATEGY", "census_counts", "run_census", "splits_of"]
+__all__ = ["Census", "STRATEGY", "census_counts", "play_states", "run_census", "splits_of"]

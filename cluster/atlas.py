@@ -1,0 +1,126 @@
+"""The atlas table: one row per deck of an atlas run (kernels/strategies/atlas.py).
+
+Built, like the other summary tables, from the shard files alone (the same whatever the workers,
+the order shards finished in, or the failures on the way): a deck's counts from its shards'
+summaries, its cycles from the games table (every deal that never ends is a row of it), its census
+columns from the cycles its shards reported. Columns:
+
+    deck, cards, plain, penalty_cards, density   the composition (density: penalty cards / cards)
+    players, split                                 how its deals are dealt ("13/13")
+    deals, finite, infinite                        its deals played, those that end, those that never do
+    cycles                                         distinct cycles its deals enter
+    periods, cycle_deals                           each cycle's period ("tricks/cards") and how many of
+                                                   its deals enter it, the cycles by deals entering
+    longest_cards, longest_tricks, longest_deal    its longest finite game (the first met among equals)
+    states, census_cycles                          censused decks: states played (every split) and the
+                                                   distinct cycles among them (null: not censused)
+    cpu_s, deals_per_s                             CPU time of its shards; deals per CPU-second
+    shards, complete                               its shards done, and whether all of them are
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kernels.decks import parse_deck
+
+from .summary import ShardSummary
+
+ATLAS_SCHEMA = pa.schema([
+    ("deck", pa.string()),
+    ("cards", pa.int64()),
+    ("plain", pa.int64()),
+    ("penalty_cards", pa.int64()),
+    ("density", pa.float64()),
+    ("players", pa.int64()),
+    ("split", pa.string()),
+    ("deals", pa.int64()),
+    ("finite", pa.int64()),
+    ("infinite", pa.int64()),
+    ("cycles", pa.int64()),
+    ("periods", pa.string()),
+    ("cycle_deals", pa.string()),
+    ("longest_cards", pa.int64()),
+    ("longest_tricks", pa.int64()),
+    ("longest_deal", pa.string()),
+    ("states", pa.int64()),
+    ("census_cycles", pa.int64()),
+    ("cpu_s", pa.float64()),
+    ("deals_per_s", pa.float64()),
+    ("shards", pa.int64()),
+    ("complete", pa.bool_()),
+])
+
+
+def atlas_table(summaries: dict[int, ShardSummary], games: pa.Table) -> pa.Table:
+    """The atlas rows of a run's done atlas shards (an empty table for other runs), decks in the
+    order of their first shard."""
+    decks: dict[str, dict] = {}
+    for shard, s in sorted(summaries.items()):
+        if s.strategy != "atlas" or not s.done:
+            continue
+        params = json.loads(s.params)
+        row = decks.get(params["deck"])
+        if row is None:
+            deck = parse_deck(params["deck"])
+            row = decks[params["deck"]] = {
+                "deck": params["deck"], "cards": deck.total, "plain": deck.counts[0],
+                "penalty_cards": deck.penalty_cards, "density": round(deck.penalty_cards / deck.total, 6),
+                "players": len(params["split"]), "split": None, "deals": 0, "infinite": 0,
+                "longest": None, "states": 0, "census": bool(params["basins"]), "census_cycles": set(),
+                "cpu_s": 0.0, "deal_s": 0.0, "shards": 0, "planned": params["deck_shards"]}
+        row["shards"] += 1
+        row["cpu_s"] += s.elapsed_s
+        row["states"] += s.deals
+        row["census_cycles"].update(r.cycle_id for r in s.cycle_rows or ())
+        if params["balanced"]:
+            row["split"] = "/".join(map(str, params["split"]))
+            row["deals"] += s.deals
+            row["infinite"] += s.cycles
+            row["deal_s"] += s.elapsed_s
+            if s.longest is not None and (row["longest"] is None or s.longest["cards"] > row["longest"]["cards"]):
+                row["longest"] = s.longest
+    per_cycle = _cycles_by_deck(games)
+    rows = []
+    for spec, row in decks.items():
+        cycles = per_cycle.get(spec, [])
+        longest = row["longest"] or {}
+        rows.append({
+            **{k: row[k] for k in ("deck", "cards", "plain", "penalty_cards", "density", "players", "split",
+                                   "deals", "infinite", "shards")},
+            "finite": row["deals"] - row["infinite"],
+            "cycles": len(cycles),
+            "periods": ", ".join(f"{t}/{c}" for _, t, c, _ in cycles),
+            "cycle_deals": ", ".join(str(n) for *_, n in cycles),
+            "longest_cards": longest.get("cards"), "longest_tricks": longest.get("tricks"),
+            "longest_deal": longest.get("hands"),
+            "states": row["states"] if row["census"] else None,
+            "census_cycles": len(row["census_cycles"]) if row["census"] else None,
+            "cpu_s": round(row["cpu_s"], 3),
+            "deals_per_s": round(row["deals"] / row["deal_s"], 1) if row["deal_s"] > 0 else None,
+            "complete": row["shards"] == row["planned"],
+        })
+    return pa.Table.from_pylist(rows, schema=ATLAS_SCHEMA)
+
+
+def _cycles_by_deck(games: pa.Table) -> dict[str, list[tuple[str, int, int, int]]]:
+    """deck -> (cycle_id, period tricks, period cards, deals entering it), by deals (most first)."""
+    if not games.num_rows:
+        return {}
+    rows = games.filter(pc.equal(games["outcome"], "cycle")).select(
+        ["deck", "cycle_id", "period_tricks", "period_cards"]).to_pylist()
+    counts: dict[tuple[str, str], list] = {}
+    for r in rows:
+        key = (r["deck"], r["cycle_id"])
+        if key not in counts:
+            counts[key] = [r["cycle_id"], r["period_tricks"], r["period_cards"], 0]
+        counts[key][3] += 1
+    out: dict[str, list] = {}
+    for (deck, _), entry in counts.items():
+        out.setdefault(deck, []).append(tuple(entry))
+    for entries in out.values():
+        entries.sort(key=lambda e: (-e[3], e[1], e[0]))
+    return out
