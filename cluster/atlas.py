@@ -9,8 +9,10 @@ columns from the cycles its shards reported. Columns:
     players, split                                 how its deals are dealt ("13/13")
     deals, finite, infinite                        its deals played, those that end, those that never do
     cycles                                         distinct cycles its deals enter
-    periods, cycle_deals                           each cycle's period ("tricks/cards") and how many of
-                                                   its deals enter it, the cycles by deals entering
+    periods                                        the cycles' periods ("tricks/cards"), shortest first,
+                                                   with how many cycles have each ("10/70 x4")
+    cycle_deals                                    how many of its deals enter each cycle, most first
+                                                   ("30 x2, 15 x2": two cycles with 30, two with 15)
     longest_cards, longest_tricks, longest_deal    its longest finite game (the first met among equals)
     states, census_cycles                          censused decks: states played (every split) and the
                                                    distinct cycles among them (null: not censused)
@@ -93,8 +95,8 @@ def atlas_table(summaries: dict[int, ShardSummary], games: pa.Table) -> pa.Table
                                    "deals", "infinite", "shards")},
             "finite": row["deals"] - row["infinite"],
             "cycles": len(cycles),
-            "periods": ", ".join(f"{t}/{c}" for _, t, c, _ in cycles),
-            "cycle_deals": ", ".join(str(n) for *_, n in cycles),
+            "periods": runs(f"{t}/{c}" for _, t, c, _ in sorted(cycles, key=lambda e: (e[1], e[2]))),
+            "cycle_deals": runs(str(n) for *_, n in cycles),
             "longest_cards": longest.get("cards"), "longest_tricks": longest.get("tricks"),
             "longest_deal": longest.get("hands"),
             "states": row["states"] if row["census"] else None,
@@ -104,6 +106,18 @@ def atlas_table(summaries: dict[int, ShardSummary], games: pa.Table) -> pa.Table
             "complete": row["shards"] == row["planned"],
         })
     return pa.Table.from_pylist(rows, schema=ATLAS_SCHEMA)
+
+
+def runs(values) -> str:
+    """Values as text, equal neighbours counted: "10/70 x4, 16/72" for four cycles of period 10/70 then
+    one of 16/72 (a deck may have hundreds of cycles)."""
+    out: list[list] = []
+    for value in values:
+        if out and out[-1][0] == value:
+            out[-1][1] += 1
+        else:
+            out.append([value, 1])
+    return ", ".join(v if n == 1 else f"{v} x{n}" for v, n in out)
 
 
 def _cycles_by_deck(games: pa.Table) -> dict[str, list[tuple[str, int, int, int]]]:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from cluster.atlas import runs
 from cluster.config import build_config
 from cluster.coordinator import run_search
 from cluster.plan import Plan
@@ -38,6 +39,20 @@ CAMICIA_STYLE = "1:2,2:2,3:2"  # two each of J Q K
 def atlas(plain, deck=CAMICIA_STYLE, **values):
     table = {"plain": plain, **values.pop("atlas", {})}
     return build_config({"strategy": "atlas", "deck": deck, "shard_size": 100_000, "atlas": table, **values})
+
+
+def expand(text: str, kind=str) -> list:
+    """The values a `runs` text stands for ("30 x2, 15" -> [30, 30, 15])."""
+    out = []
+    for part in filter(None, text.split(", ")):
+        value, _, times = part.partition(" x")
+        out += [kind(value)] * int(times or 1)
+    return out
+
+
+def test_runs_of_equal_values_are_counted():
+    assert runs(["10/70"] * 4 + ["16/72", "10/70"]) == "10/70 x4, 16/72, 10/70" and runs([]) == ""
+    assert expand("30 x2, 15 x2, 1", int) == [30, 30, 15, 15, 1]
 
 
 def test_a_family_is_its_decks_by_plain_count():
@@ -124,17 +139,16 @@ def test_each_row_against_the_kernels_and_every_infinite_deal_on_the_reference(t
                 r = play_reference(parse_deal(g["hands"]))  # every infinite deal, on the reference player
                 assert (r.outcome, r.cycle_id, r.period_cards) == ("cycle", g["cycle_id"], g["period_cards"])
                 cycles[g["cycle_id"]] = cycles.get(g["cycle_id"], 0) + 1
-        assert row["cycles"] == len(cycles) and sum(map(int, filter(None, row["cycle_deals"].split(", ")))) == \
-               row["infinite"]
-        assert sorted(int(n) for n in filter(None, row["cycle_deals"].split(", "))) == sorted(cycles.values())
+        assert row["cycles"] == len(cycles) and sum(expand(row["cycle_deals"], int)) == row["infinite"]
+        assert expand(row["cycle_deals"], int) == sorted(cycles.values(), reverse=True)
         if spec == "0:10,1:2,2:2,3:2":  # 720,720 deals * 15 splits: more states than the census may take
             assert row["states"] is None and row["census_cycles"] is None
         else:
             census = census_counts(spec)
             assert row["census_cycles"] == len(census) and row["states"] == space.count * (space.deck.total - 1)
             assert {cid: c["deals"] for cid, c in census.items() if c["deals"]} == cycles
-    assert rows["0:8,1:2,2:2,3:2"]["infinite"] == 90 and rows["0:8,1:2,2:2,3:2"]["periods"] == \
-           "10/70, 10/70, 10/70, 10/70"
+    assert rows["0:8,1:2,2:2,3:2"]["infinite"] == 90 and rows["0:8,1:2,2:2,3:2"]["periods"] == "10/70 x4"
+    assert rows["0:8,1:2,2:2,3:2"]["cycle_deals"] == "30 x2, 15 x2"
     basins = {r["cycle_id"]: r["basin"] for r in tables["cycles"].to_pylist()}
     for cid, c in census_counts("0:8,1:2,2:2,3:2").items():
         assert basins[cid] == c["basin"]

@@ -19,6 +19,7 @@ SCRIPTS = sorted(BENCHMARKS.glob("*.py"))
 # How each script's main is run with the tiniest arguments it accepts: (argv as sys.argv[1:], or
 # None when main reads sys.argv itself; the arguments; what its output must contain).
 TINY = {
+    "atlas_speed": ([], ["0.001", "0:4,1:2,2:2", "0:3,1:2,2:1@3"], "standard, random"),
     "climb_vs_random": (None, ["2000", "1"], "climb longer in"),
     "cycle_probes": ([], ["states", "0:6,1:2,2:2", "0.05"], "500,000 random states"),
     "dormant_swaps": ([], ["J-K-Q--A-/--Q-J--K-A-"], "24 swaps"),
