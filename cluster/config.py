@@ -84,7 +84,7 @@ class SearchConfig:
         for name in STRATEGY_TABLES:
             ident.pop(name, None)
         ident.pop("deals_file")  # the deals themselves are identified by input_sha256
-        ident["strategy_params"] = self.strategy_params()
+        ident["strategy_params"] = self.strategy_def.identity(self.strategy_params())
         ident["deck"] = parse_deck(self.deck).spec()
         ident["split"] = list(self.space().split)
         return ident

@@ -4,7 +4,8 @@ A finished (or stopped) run is read from its summary tables; a run that is still
 or whose driver died, is read from its shard files, which are always complete. Several runs are
 queried as one: games deduplicated by deal (the first run listed wins), cycles rebuilt from those
 games (so a cycle found by two runs is one row whose `deals` counts each deal once), histograms
-added, manifests stacked with a `run` column, an atlas's decks taken from the first run that has each.
+added, manifests stacked with a `run` column, an atlas's decks (by deck and split)
+taken from the first run that has each.
 
 Queries only read: the views are in-memory Arrow tables and DuckDB's access to files is switched
 off, so no query can write to a run (or anywhere else).
@@ -89,10 +90,12 @@ def combined_tables(uris: Sequence[str], notes: list[str] | None = None) -> dict
     for t in per_run:
         for shard, row in reported_rows(t["cycles"]):
             reported.setdefault(row.cycle_id, (shard, row))
-    # An atlas's decks, each from the first run that has it.
+    # An atlas's decks, each (deck and split: a deck dealt to 2 or 3 players is two rows) from the
+    # first run that has it.
     atlas = pa.concat_tables([t["atlas"].cast(ATLAS_SCHEMA) for t in per_run])
     if atlas.num_rows:
-        _, first = np.unique(np.asarray(atlas["deck"].to_pylist(), dtype=object), return_index=True)
+        keys = [f"{d} {s}" for d, s in zip(atlas["deck"].to_pylist(), atlas["split"].to_pylist())]
+        _, first = np.unique(np.asarray(keys, dtype=object), return_index=True)
         atlas = atlas.take(pa.array(np.sort(first)))
     return {"games": games, "cycles": cycles_table(games, list(reported.values())), "shards": shards,
             "histogram": histogram, "atlas": atlas}

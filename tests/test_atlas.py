@@ -70,6 +70,21 @@ def test_a_family_is_its_decks_by_plain_count():
     assert Plan(config).space == DealSpace(parse_deck("1:2,2:2,3:2"), (3, 3))
 
 
+def test_the_sizing_keys_are_not_part_of_what_a_run_computes():
+    """cpu_hours and rate only size the work: a run may be searched again with others; plain may not."""
+    base = atlas("0:8")
+    assert atlas("0:8", atlas={"cpu_hours": 3, "rate": 5_000_000}).fingerprint() == base.fingerprint()
+    assert atlas("0:10").fingerprint() != base.fingerprint()
+    assert atlas("0:8", atlas={"census": True}).fingerprint() != base.fingerprint()
+
+
+def test_the_work_is_sized_by_engine_unless_a_rate_is_given():
+    # Three players: the general engine, sized at 100,000 deals/s: 2.2 G deals are 6 CPU-hours.
+    with pytest.raises(BmnError, match=r"100,000 deals/s for other decks"):
+        atlas("15", deck="1:3,2:3,3:3", players=3, atlas={"cpu_hours": 5})
+    assert atlas("15", deck="1:3,2:3,3:3", players=3, atlas={"cpu_hours": 5, "rate": 1_000_000})
+
+
 def test_census_where_asked_and_small_enough():
     config = atlas("0:8", atlas={"census": True, "census_max_states": 500_000})
     decks = family(config, config.strategy_params())
@@ -193,8 +208,28 @@ def test_configs_atlas_runs_on_ray_and_reads_back(ray_address, tmp_path):
     assert [r["deck"] for r in wide] == [r["deck"] for r in rows] and "longest_deal" in wide[0]
     assert query([str(out)], "SELECT sum(infinite) AS n FROM atlas").to_pylist() == \
            [{"n": sum(r["infinite"] for r in rows)}]
-    # Two runs as one: each deck once, from the first run that has it.
+    # Two runs as one: each deck once, from the first run that has it; the same deck dealt to three
+    # players is a row of its own.
     assert atlas_report([str(out), str(out)]).num_rows == 8
+    # An atlas run stopped and resumed gives the tables of one that was not (three players here).
+    three = tmp_path / "three"
+    config = make_config(three, strategy="atlas", deck=CAMICIA_STYLE, players=3, workers=2, shard_size=20_000,
+                         atlas={"plain": "0:6"})
+    stops = []
+
+    def interrupt(coordinator):
+        stops.append(1)
+        if len(stops) == 3:
+            raise KeyboardInterrupt
+
+    assert run_search(config, on_shard_done=interrupt).state == "interrupted"
+    report = run_search(config, resume=True)
+    assert (report.state, report.shards_done) == ("finished", 1 + 1 + 5)
+    assert_same_tables(tables_of(three), direct_tables(config))
+    both = atlas_report([str(out), str(three)]).to_pylist()
+    assert [(r["deck"], r["split"]) for r in both if r["deck"] == "0:6,1:2,2:2,3:2"] == [
+        ("0:6,1:2,2:2,3:2", "6/6"), ("0:6,1:2,2:2,3:2", "4/4/4")]
+    assert len(both) == 8 + 3
 
 
 def test_bmn_atlas_on_a_run_of_another_strategy(ray_address, tmp_path):

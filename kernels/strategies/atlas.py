@@ -14,8 +14,9 @@ every state of every split played (the `census` strategy's shard), so each cycle
 Shard k = a rank range of one split of one deck, decks in the family's order.
 
 Before anything runs the work is sized: the deals and states to play, at `rate` deals per
-CPU-second (an assumption: set it from `bmn bench` on the machines that will run it), must fit in
-`cpu_hours`; a family that does not is refused with a sentence naming its largest deck.
+CPU-second (by default SIZING_RATES, by engine; set it from benchmarks/atlas_speed.py on the machines
+that will run it), must fit in `cpu_hours`; a family that does not is refused with a sentence naming
+its largest deck.
 `bmn atlas RUN` prints the table (cluster/atlas.py).
 """
 
@@ -26,6 +27,7 @@ from functools import lru_cache
 
 from ..dealspace import DealSpace, _multinomial
 from ..decks import Deck, check_deck, parse_deck
+from ..engines import pick_engine
 from ..errors import BmnError
 from .base import Param, ShardSpec, Strategy, bounds, shards_of
 from .census import play_states, splits_of
@@ -76,6 +78,21 @@ class AtlasDeck:
 def _near(total: int, players: int) -> tuple[int, ...]:
     base, extra = divmod(total, players)
     return tuple(base + (1 if i < extra else 0) for i in range(players))
+
+
+# Deals per CPU-second the work is sized with when `rate` is not given, by the engine that plays the
+# deck: below the slowest deck of each kind measured here (benchmarks/README.md, "The atlas": 2.1 M to
+# 14 M deals/s for two players, 0.2 M for three). An assumption for sizing, not a measurement.
+SIZING_RATES = {"fast": ("for two-player decks the fast engine holds", 2_000_000),
+                "other": ("for other decks", 100_000)}
+
+
+def sizing_rate(deck: AtlasDeck, players: int, params: dict) -> int:
+    if params["rate"]:
+        return params["rate"]
+    parsed = parse_deck(deck.spec)
+    engine = pick_engine(players, parsed.total, parsed.penalty_cards, parsed.max_value)
+    return SIZING_RATES["fast" if engine == "fast" else "other"][1]
 
 
 def penalty_deck(config, where: str = "config") -> Deck:
@@ -142,9 +159,10 @@ class Atlas(Strategy):
                                 "at most one card", kind=str),
         Param("census", False, "also play every trick-boundary state of the small decks (cycle basins)", kind=bool),
         Param("census_max_states", 100_000_000, "census the decks with at most this many states"),
-        Param("cpu_hours", 1.0, "the CPU time the family may take, at `rate`", kind=float, minimum=0.001),
-        Param("rate", 2_000_000, "deals per CPU-second to size the work with (an assumption: measure it "
-                                 "with bmn bench)"),
+        Param("cpu_hours", 1.0, "the CPU time the family may take, at `rate`", kind=float, minimum=0.001,
+              result=False),
+        Param("rate", 0, "deals per CPU-second to size the work with (0: SIZING_RATES by engine; measure "
+                         "yours with benchmarks/atlas_speed.py)", minimum=0, result=False),
     )
 
     def deal_space(self, config) -> DealSpace:
@@ -164,14 +182,16 @@ class Atlas(Strategy):
             if deck.deals - 1 > MAX_STORED_RANK:
                 raise BmnError(f"{where}: deck {deck.spec} has more deals than the games table can number")
         games = sum(d.states(config.players) for d in decks)
-        hours = games / params["rate"] / 3600
+        hours = sum(d.states(config.players) / sizing_rate(d, config.players, params) for d in decks) / 3600
         if hours > params["cpu_hours"]:
             largest = max(decks, key=lambda d: d.states(config.players))
+            rate = (f"rate = {params['rate']:,} deals/s" if params["rate"] else
+                    "the sizing rates (" + ", ".join(f"{r:,} deals/s {what}" for what, r in SIZING_RATES.values()) + ")")
             raise BmnError(
-                f"{where}: this family plays {games:,} games, about {hours:,.2f} CPU-hours at rate = "
-                f"{params['rate']:,} deals/s, more than cpu_hours = {params['cpu_hours']:g}; its largest deck, "
-                f"{largest.spec} ({largest.cards} cards), alone plays {largest.states(config.players):,}: "
-                f"narrow plain, census fewer decks, or raise cpu_hours")
+                f"{where}: this family plays {games:,} games, about {hours:,.2f} CPU-hours at {rate}, more than "
+                f"cpu_hours = {params['cpu_hours']:g}; its largest deck, {largest.spec} ({largest.cards} cards), "
+                f"alone plays {largest.states(config.players):,}: narrow plain, census fewer decks, or raise "
+                f"cpu_hours")
 
     def shard_count(self, config, space, params):
         return sum(shards for *_, shards in layout(config, params))

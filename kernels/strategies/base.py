@@ -52,6 +52,9 @@ class Param:
     # How a value given as text is read, for keys that are not text themselves (a flag's "26,26",
     # a TOML "1_000_000"): returns the value or raises ValueError.
     from_text: Callable[[str], Any] | None = None
+    # Part of what a run computes (its identity: a resume with another value is refused). False for a
+    # key that only sizes or checks the work (the atlas's cpu_hours and rate).
+    result: bool = True
 
     def coerce(self, value: Any, where: str, table: str | None = None) -> Any:
         """The value, checked, or a BmnError naming `table.name` (or `name` for a top-level key)."""
@@ -115,6 +118,11 @@ class Strategy:
     takes_deals_file: bool = False  # reads deals_file into the run (kept in the run as inputs.txt)
     needs_deal: bool = False  # reads `deal`
     wrapper: Callable[..., ShardResult]  # run_<name> (set it with staticmethod)
+
+    def identity(self, params: dict) -> dict:
+        """The parameters that are part of what a run computes (those whose Param has `result`)."""
+        sizing = {p.name for p in self.params if not p.result}
+        return {k: v for k, v in params.items() if k not in sizing}
 
     def defaults(self) -> dict:
         return {p.name: p.default for p in self.params}
