@@ -32,6 +32,7 @@ def run_status_dict(uri: str) -> dict:
     eta = pending * elapsed / new_shards if new_shards and running else None
     return {
         "run": uri, "strategy": config.strategy, "deck": config.deck, "split": list(plan.space.split),
+        "searches": plan.strategy.describe(config, plan.space, plan.params),
         "state": state, "updated_at": progress.get("updated_at"),
         "owner": lock.describe() if running else None,
         "shards_total": plan.count, "shards_done": totals.done, "shards_failed": totals.failed,
@@ -46,7 +47,7 @@ def run_status(uri: str, as_json: bool = False) -> int:
     if as_json:
         print(json.dumps(st))
         return 0
-    print(f"run       {st['run']}  ({st['strategy']}, {st['deck']} {'/'.join(map(str, st['split']))})")
+    print(f"run       {st['run']}  ({st['strategy']}, {st['searches']})")
     state = st["state"]
     if st["owner"]:
         ago = time.time() - (st["updated_at"] or time.time())

@@ -107,6 +107,7 @@ def test_census_where_asked_and_small_enough():
     (dict(plain="8:4"), "0 <= A <= B"),
     (dict(atlas={"split": "odd"}), "atlas.split must be one of equal, near"),
     (dict(plain="1:1"), "no deck of this family can be dealt in equal hands"),
+    (dict(plain="0:10_000_000_000"), "more than the 1024 cards a deck may hold"),
     (dict(plain="0:60"), "largest deck, 0:60,1:2,2:2,3:2 \\(66 cards\\)"),
     (dict(plain="0:10", atlas={"census": True, "census_max_states": 10**12, "cpu_hours": 0.001}), "CPU-hours"),
     (dict(atlas={"cpu_hours": 0}), "atlas.cpu_hours must be at least 0.001"),
@@ -198,6 +199,8 @@ def test_configs_atlas_runs_on_ray_and_reads_back(ray_address, tmp_path):
     camicia = rows[-1]
     assert (camicia["deck"], camicia["deals"], camicia["infinite"], camicia["cycles"]) == \
            ("0:14,1:2,2:2,3:2", 3_488_400, 16, 1)
+    status = subprocess.run([str(BMN), "status", str(out)], capture_output=True, text=True).stdout
+    assert "(atlas, 1:2,2:2,3:2 with 0:14 plain cards: 8 decks of 6-20 cards, 2 players, equal hands)" in status
     shown = subprocess.run([str(BMN), "atlas", str(out)], capture_output=True, text=True)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()

@@ -21,7 +21,7 @@ TABLE_KEYS = sorted({p.name for s in REGISTRY.values() for p in s.params} | {"ju
 scalars = st.one_of(
     st.none(), st.booleans(), st.integers(min_value=-10**30, max_value=10**30), st.floats(allow_nan=True),
     st.text(max_size=30), st.sampled_from(["standard", "camicia", "0:10,1:3,2:1", "26,26", "18,17,17", "0:5",
-                                           "J-/--", "random", "exhaustive", "climb", "1:2", "-1", "1e9", ""]),
+                                           "J-/--", "random", "exhaustive", "climb", "atlas", "1:2", "-1", "1e9", "0:4", ""]),
 )
 values = st.one_of(scalars, st.lists(scalars, max_size=4),
                    st.dictionaries(st.sampled_from(TABLE_KEYS), scalars, max_size=3))
@@ -50,7 +50,8 @@ def test_any_config_file_is_read_or_refused_with_a_sentence(tmp_path_factory, da
         assert "\n" not in str(error).strip()
 
 
-WORDS = ["play", "rank", "unrank", "search", "resume", "status", "query", "top", "cycles", "compact", "ancestors",
+WORDS = ["play", "rank", "unrank", "search", "resume", "status", "query", "top", "cycles", "atlas", "--wide",
+         "compact", "ancestors",
          "bench", "--deck", "--split", "--players", "--deals", "--seed", "--engine", "--json", "--limit",
          "--range", "--strategy", "--workers", "--time-limit", "--shard-size", "--format", "-n", "--by",
          "--file", "--trace", "--max-states", "--seconds", "--deal", "--deals-file", "--min-cards",

@@ -29,6 +29,7 @@ from ..dealspace import DealSpace, _multinomial
 from ..decks import Deck, check_deck, parse_deck
 from ..engines import pick_engine
 from ..errors import BmnError
+from ..notation import MAX_CARDS
 from .base import Param, ShardSpec, Strategy, bounds, shards_of
 from .census import play_states, splits_of
 from .exhaustive import MAX_STORED_RANK
@@ -128,6 +129,9 @@ def family(config, params: dict, where: str = "config") -> tuple[AtlasDeck, ...]
     if not params["plain"]:
         raise BmnError(f"{where}: the atlas needs its plain-card counts: [atlas] plain = \"A:B\"")
     first, last = parse_plain(params["plain"], where)
+    if last + deck.total > MAX_CARDS:
+        raise BmnError(f"{where}: atlas.plain goes up to {last} plain cards, which with the deck's {deck.total} "
+                       f"penalty cards makes more than the {MAX_CARDS} cards a deck may hold")
     decks = _family(deck.counts, int(config.players), first, last, params["split"], bool(params["census"]),
                     int(params["census_max_states"]))
     if not decks:
@@ -169,6 +173,11 @@ class Atlas(Strategy):
         """The space of the family's first deck (what the actors are started with)."""
         first = family(config, config.strategy_params())[0]
         return DealSpace(parse_deck(first.spec), first.split)
+
+    def describe(self, config, space, params):
+        decks = family(config, params)
+        return (f"{config.deck} with {params['plain']} plain cards: {len(decks)} decks of {decks[0].cards}-"
+                f"{decks[-1].cards} cards, {config.players} players, {params['split']} hands")
 
     def check(self, config, space, params, where):
         if config.split is not None:

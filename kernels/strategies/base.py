@@ -143,6 +143,10 @@ class Strategy:
         split and players; a strategy whose shards name decks of their own may say otherwise."""
         return DealSpace.of(parse_deck(config.deck), config.split, config.players)
 
+    def describe(self, config, space: DealSpace, params: dict) -> str:
+        """What the run searches, in a few words (`bmn status`): its deck and split by default."""
+        return f"{config.deck} {'/'.join(map(str, space.split))}"
+
     def check(self, config, space: DealSpace, params: dict, where: str) -> None:
         """Checks of the strategy's own, beyond the generic ones (raise BmnError with a sentence)."""
 
