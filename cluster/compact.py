@@ -3,7 +3,8 @@
 Each merged file carries the rows and the summaries of the shards it holds. It is written (in
 one atomic step) before the small files are deleted, so a compaction stopped half-way leaves some
 shards in two files, which readers take once. The run's lock is held throughout: a run that is
-being written is not compacted.
+being written is not compacted. Shard files of another run found there (their shards are never
+counted) are moved to foreign/.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ import pyarrow as pa
 
 from kernels.errors import BmnError
 
-from .runmeta import existing_run
-from .tables import GAMES_SCHEMA, build_tables, compacted_file_name, read_contents, shard_file_table, write_tables
+from .plan import Plan
+from .runmeta import existing_run, read_run_config
+from .tables import (FOREIGN_DIR, GAMES_SCHEMA, Ownership, build_tables, compacted_file_name, read_contents, set_aside,
+                     shard_file_table, write_tables)
 
 DEFAULT_SHARDS_PER_FILE = 10_000
 
@@ -22,10 +25,14 @@ def compact(uri: str, shards_per_file: int = DEFAULT_SHARDS_PER_FILE) -> dict:
     if shards_per_file < 1:
         raise BmnError("--shards-per-file must be at least 1")
     store = existing_run(uri)
+    config = read_run_config(uri)
     store.acquire()
     try:
-        contents = read_contents(store)
-        before = list(contents.files)
+        contents = read_contents(store, owner=Ownership(Plan(config), config.fingerprint()))
+        # Files holding another run's shards go to foreign/ whole (this run's shards among them are
+        # in memory, and written into the merged files below); the rest is merged.
+        foreign = set_aside(store, list(contents.foreign), FOREIGN_DIR)
+        before = [rel for rel in contents.files if rel not in contents.foreign]
         games = pa.concat_tables(contents.games) if contents.games else GAMES_SCHEMA.empty_table()
         ids = sorted(contents.summaries)
         written = []
@@ -40,7 +47,8 @@ def compact(uri: str, shards_per_file: int = DEFAULT_SHARDS_PER_FILE) -> dict:
             if rel not in written:
                 store.delete(rel)
         # The summary tables do not change, but a run compacted before its end gets them now.
-        write_tables(store, build_tables(read_contents(store)))
-        return {"files_before": len(before), "files_after": len(written), "shards": len(ids)}
+        write_tables(store, build_tables(read_contents(store, owner=Ownership(Plan(config), config.fingerprint()))))
+        return {"files_before": len(before) + len(foreign), "files_after": len(written), "shards": len(ids),
+                "foreign": [(rel, target, contents.foreign[rel]) for rel, target in zip(contents.foreign, foreign)]}
     finally:
         store.release()

@@ -46,8 +46,8 @@ from .raycluster import ClusterHealth, cluster_address, connect, request_capacit
 from .runmeta import check_new_run_folder, open_run
 from .storage import PROGRESS_JSON, RunStore
 from .summary import ShardSummary
-from .tables import (GAMES_SCHEMA, build_tables, read_contents, set_aside, shard_file_name, shard_file_table,
-                     write_tables)
+from .tables import (FOREIGN_DIR, GAMES_SCHEMA, Ownership, build_tables, read_contents, set_aside, shard_file_name,
+                     shard_file_table, write_tables)
 from .totals import RunTotals
 from .worker import WORKER_ENV, ShardWorker
 
@@ -128,6 +128,7 @@ class Coordinator:
         self.local = local  # the Ray cluster is this machine, started by bmn
         self.store = store
         self.plan = Plan(config)
+        self.owner = Ownership(self.plan, config.fingerprint())  # which shard files are this run's
         self.progress = progress or ProgressView(enabled=False)
         self.actors: list[_Actor] = []
         self.attempts: dict[int, int] = collections.Counter()
@@ -202,11 +203,12 @@ class Coordinator:
     # -- the loop -------------------------------------------------------------------------------
     def _load(self) -> set[int]:
         if self._finished is None:
-            contents = read_contents(self.store, self._read)
+            contents = read_contents(self.store, self._read, self.owner)
+            self._set_aside_foreign(contents)
             if contents.damaged:
                 # A truncated or garbled shard file (a full disk, a half-copied run): kept aside,
                 # its shards counted as not done, so this run recomputes them.
-                self.set_aside = set_aside(self.store, contents.damaged)
+                self.set_aside += set_aside(self.store, contents.damaged)
                 for rel, why in contents.damaged.items():
                     print(f"bmn: {rel} is damaged ({why}); moved it to damaged/ and its shards will be "
                           f"recomputed", file=sys.stderr)
@@ -214,6 +216,16 @@ class Coordinator:
             self._finished = set(done)
             self.totals = RunTotals.of(done)
         return self._finished
+
+    def _set_aside_foreign(self, contents) -> None:
+        """Shard files of another run (copied in, or a wrong --out) are never counted: a file wholly
+        another's is moved to foreign/, one that also holds shards of this run is left in place."""
+        whole = [rel for rel in contents.foreign if rel not in contents.files]
+        moved = set_aside(self.store, whole, FOREIGN_DIR)
+        self.set_aside += moved
+        for rel, why in contents.foreign.items():
+            fate = "moved it to foreign/" if rel in whole else "its other shards are this run's and are counted"
+            print(f"bmn: {rel} is not this run's ({why}); {fate}; its shards are never counted", file=sys.stderr)
 
     def has_work(self) -> bool:
         return len(self._load()) < self.plan.count
@@ -341,7 +353,7 @@ class Coordinator:
                 self._lose(actor, error)
             self._retry_or_fail(shard, f"worker lost: {type(error).__name__}")
             return
-        summary = replace(summary, attempts=self.attempts[shard.id])
+        summary = replace(summary, attempts=self.attempts[shard.id], run=self.owner.fingerprint)
         self.session_deals += summary.deals
         self.last_collect = time.time()
         self._write(shard_file_name(shard.id), shard_file_table(table, [summary]), summary)
@@ -394,6 +406,7 @@ class Coordinator:
             return
         summary = ShardSummary.of(shard.id, shard.strategy, shard.params, None, status="failed", elapsed_s=0.0,
                                   attempts=self.attempts[shard.id], worker="", finished_at=time.time(), error=error)
+        summary = replace(summary, run=self.owner.fingerprint)
         self._write(shard_file_name(shard.id), shard_file_table(GAMES_SCHEMA.empty_table(), [summary]), summary)
 
     def _write_progress(self, state: str, t0: float) -> None:
@@ -409,7 +422,7 @@ class Coordinator:
 
     def _finish(self, state: str, t0: float) -> None:
         try:
-            contents = read_contents(self.store, self._read)
+            contents = read_contents(self.store, self._read, self.owner)
             tables = build_tables(contents)
             write_tables(self.store, tables)
             self.totals.cycle_ids = set(tables["cycles"].column("cycle_id").to_pylist())

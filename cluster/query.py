@@ -29,7 +29,7 @@ from .atlas import ATLAS_SCHEMA
 from .plan import Plan
 from .runmeta import existing_run, read_progress, read_run_config
 from .summary import manifest_summaries
-from .tables import (GAMES_SCHEMA, TABLES, build_tables, cycles_table, first_per_deal, read_contents,
+from .tables import (GAMES_SCHEMA, TABLES, Ownership, build_tables, cycles_table, first_per_deal, read_contents,
                      reported_rows)
 
 FORMATS = ("table", "csv", "json")
@@ -49,10 +49,14 @@ def run_tables(uri: str, notes: list[str] | None = None) -> dict[str, pa.Table]:
         except (OSError, pa.ArrowException):
             tables = None  # missing or damaged summary tables: rebuilt from the shard files below
     if tables is None:
-        contents = read_contents(store)
+        config = read_run_config(uri)
+        contents = read_contents(store, owner=Ownership(Plan(config), config.fingerprint()))
         tables = build_tables(contents)
         for rel, why in contents.damaged.items():
             _note(notes, f"{uri}: {rel} is damaged ({why}); `bmn resume {uri}` recomputes its shards")
+        for rel, why in contents.foreign.items():
+            _note(notes, f"{uri}: {rel} is not this run's ({why}); its shards are not counted (`bmn resume "
+                         f"{uri}` moves it to foreign/)")
     if not running and notes is not None:
         planned = Plan(read_run_config(uri)).count
         have = {s.shard for s in manifest_summaries(tables["shards"]) if s.done}

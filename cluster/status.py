@@ -8,7 +8,7 @@ import time
 from .config import from_json
 from .plan import Plan
 from .runmeta import existing_run, read_progress, run_json
-from .tables import read_summaries
+from .tables import Ownership, read_summaries
 from .totals import RunTotals
 
 
@@ -17,7 +17,8 @@ def run_status_dict(uri: str) -> dict:
     config = from_json(run_json(store)["config"])
     plan = Plan(config)
     damaged: dict[str, str] = {}
-    totals = RunTotals.of(read_summaries(store, damaged))
+    foreign: dict[str, str] = {}
+    totals = RunTotals.of(read_summaries(store, damaged, Ownership(plan, config.fingerprint()), foreign))
     progress = read_progress(store)
     lock = store.live_holder()
     running = lock is not None
@@ -38,7 +39,7 @@ def run_status_dict(uri: str) -> dict:
         "shards_total": plan.count, "shards_done": totals.done, "shards_failed": totals.failed,
         "shards_pending": pending, "deals": totals.deals, "cards": totals.cards,
         "deals_per_s": None if rate is None else round(rate, 1), "eta_s": None if eta is None else round(eta, 1),
-        "longest": totals.best, "cycles": len(totals.cycle_ids), "damaged": damaged,
+        "longest": totals.best, "cycles": len(totals.cycle_ids), "damaged": damaged, "foreign": foreign,
     }
 
 
@@ -63,6 +64,9 @@ def run_status(uri: str, as_json: bool = False) -> int:
         g = st["longest"]
         print(f"longest   {g['cards']} cards, {g['tricks']} tricks: {g['hands']}")
     print(f"cycles    {st['cycles']} distinct")
+    for rel, why in st["foreign"].items():
+        print(f"foreign   {rel}: not this run's ({why}); its shards are not counted (`bmn resume {st['run']}` "
+              f"moves it to foreign/)")
     for rel, why in st["damaged"].items():
         print(f"damaged   {rel}: {why} (its shards count as pending; `bmn resume {st['run']}` moves the file "
               f"to damaged/ and recomputes them)")

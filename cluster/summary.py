@@ -5,7 +5,8 @@ A shard file keeps one summary per shard in its Parquet key-value metadata (`bmn
 `manifest_table` / `manifest_summaries`). The JSON keys are those bmn has always written, so the
 shard files of earlier runs read back: a summary written before results versions were recorded
 has no `results_version`, one written before shards reported cycles has no `cycle_rows` (nor has
-a failed shard's), and both come back out as they went in.
+a failed shard's), one written before runs signed their shards has no `run` (the run's
+fingerprint), and all come back out as they went in.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ class ShardSummary:
     cycle_ids: tuple[str, ...] = ()  # every cycle a candidate enters or the shard reported
     results_version: int | None = RESULTS_VERSION  # what computed it (None: not recorded)
     cycle_rows: tuple[CycleRow, ...] | None = None  # the cycles it reported (None: no result, or not recorded)
+    run: str | None = None  # the fingerprint of the run that wrote it (None: written before runs signed shards)
 
     @classmethod
     def of(cls, shard_id: int, strategy: str, params: dict, result: ShardResult | None, *, status: str,
@@ -95,6 +97,8 @@ class ShardSummary:
                       longest=None if self.longest is None else dict(self.longest), cycle_ids=list(self.cycle_ids))
         if self.results_version is None:
             del values["results_version"]
+        if self.run is None:
+            del values["run"]
         if self.cycle_rows is None:
             del values["cycle_rows"]
         else:

@@ -41,6 +41,7 @@ from .totals import RunTotals
 SCHEMA_VERSION = 1
 SHARDS_DIR = "shards"
 DAMAGED_DIR = "damaged"  # damaged shard files are moved here (kept, never deleted)
+FOREIGN_DIR = "foreign"  # shard files of another run are moved here (kept, never counted)
 META_KEY = b"bmn.shards"
 READ_THREADS = 32  # shard files read at once
 # The names bmn gives shard files: one shard, or a compacted range. Any other file is not ours.
@@ -128,6 +129,9 @@ class RunContents:
     games: list[pa.Table] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     damaged: dict[str, str] = field(default_factory=dict)  # shard file -> why it cannot be read
+    # shard file -> why (some of) its shards are not this run's; those shards are never counted. A file
+    # none of whose shards is the run's is not in `files`.
+    foreign: dict[str, str] = field(default_factory=dict)
 
     @property
     def done(self) -> set[int]:
@@ -136,6 +140,45 @@ class RunContents:
 
 class DamagedFile(Exception):
     """A shard file that is not a whole Parquet file of bmn's (truncated, garbled, foreign)."""
+
+
+class Ownership:
+    """Which shard summaries are a run's own: a shard of its plan, signed with its fingerprint (or,
+    written before runs signed their shards, unsigned), computing what the plan's shard computes.
+    Anything else found among its shard files (another run's, copied in) is never counted."""
+
+    def __init__(self, plan, fingerprint: str):
+        self.plan = plan
+        self.fingerprint = fingerprint
+
+    def why_not(self, summary: ShardSummary) -> str | None:
+        """None for the run's own shard, else one sentence saying why it is not."""
+        k = summary.shard
+        if summary.run is not None and summary.run != self.fingerprint:
+            return f"shard {k} there was written by another run (fingerprint {summary.run}, this run's is " \
+                   f"{self.fingerprint})"
+        if not 0 <= k < self.plan.count:
+            return f"shard {k} there is not among this run's {self.plan.count:,} shards"
+        if summary.strategy != self.plan.config.strategy or \
+                summary.params != json.dumps(self.plan.shard(k).params, sort_keys=True):
+            return f"shard {k} there computed something else than this run's shard {k} ({summary.params})"
+        return None
+
+
+def _split_owned(rel: str, summaries: list[ShardSummary], owner: Ownership | None,
+                 foreign: dict[str, str]) -> list[ShardSummary]:
+    """The summaries of a file that are the run's own; the file is named in `foreign` with the first
+    reason if any is not."""
+    if owner is None:
+        return summaries
+    own = []
+    for s in summaries:
+        why = owner.why_not(s)
+        if why is None:
+            own.append(s)
+        else:
+            foreign.setdefault(rel, why)
+    return own
 
 
 def _supersedes(summary: ShardSummary, previous: ShardSummary | None) -> bool:
@@ -172,9 +215,11 @@ def _each_file(store: RunStore, read) -> list:
         return list(zip(files, pool.map(read, files)))
 
 
-def read_summaries(store: RunStore, damaged: dict[str, str] | None = None) -> dict[int, ShardSummary]:
+def read_summaries(store: RunStore, damaged: dict[str, str] | None = None, owner: Ownership | None = None,
+                   foreign: dict[str, str] | None = None) -> dict[int, ShardSummary]:
     """The shard summaries only (Parquet footers), each shard once. A file that cannot be read is
-    skipped (its shards count as not done) and, if `damaged` is given, named there with the reason."""
+    skipped (its shards count as not done) and, if `damaged` is given, named there with the reason.
+    With an `owner`, shards that are not the run's are left out (and their files named in `foreign`)."""
 
     def footer(rel):
         try:
@@ -188,14 +233,15 @@ def read_summaries(store: RunStore, damaged: dict[str, str] | None = None) -> di
             if damaged is not None:
                 damaged[rel] = _why(summaries)
             continue
-        for s in summaries:
+        for s in _split_owned(rel, summaries, owner, {} if foreign is None else foreign):
             if _supersedes(s, out.get(s.shard)):
                 out[s.shard] = s
     return out
 
 
-def read_contents(store: RunStore, known: dict[str, tuple] | None = None) -> RunContents:
+def read_contents(store: RunStore, known: dict[str, tuple] | None = None, owner: Ownership | None = None) -> RunContents:
     """Every shard file read in full; a file that cannot be read is named in `damaged` and skipped.
+    With an `owner`, only the run's own shards are taken: the others' files are named in `foreign`.
 
     `known` (file name -> what reading it gave) saves reading again the files read before: the
     files it names are taken from it, and the files read now are added to it. The caller drops from
@@ -221,6 +267,9 @@ def read_contents(store: RunStore, known: dict[str, tuple] | None = None) -> Run
         if known is not None:
             known[rel] = read
         table, summaries = read
+        summaries = _split_owned(rel, summaries, owner, contents.foreign)
+        if not summaries and rel in contents.foreign:
+            continue  # none of it is this run's
         take = []
         for s in summaries:
             if _supersedes(s, contents.summaries.get(s.shard)):
@@ -234,12 +283,12 @@ def read_contents(store: RunStore, known: dict[str, tuple] | None = None) -> Run
     return contents
 
 
-def set_aside(store: RunStore, damaged: dict[str, str]) -> list[str]:
-    """Move damaged shard files into damaged/ (kept for inspection); their shards are then missing
-    and a resume recomputes them. Returns where they went."""
+def set_aside(store: RunStore, damaged, folder: str = DAMAGED_DIR) -> list[str]:
+    """Move shard files into damaged/ (kept for inspection; or another folder: foreign/ for other
+    runs' files); their shards are then missing and a resume recomputes them. Returns where they went."""
     moved = []
     for rel in damaged:
-        target = f"{DAMAGED_DIR}/{rel.rsplit('/', 1)[-1]}.{int(time.time())}"
+        target = f"{folder}/{rel.rsplit('/', 1)[-1]}.{int(time.time())}"
         store.move(rel, target)
         moved.append(target)
     return moved

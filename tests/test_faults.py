@@ -252,3 +252,81 @@ def test_a_damaged_run_json_is_one_sentence_and_a_damaged_progress_json_is_ignor
                 (damage, args, done.stderr)
     (out / "run.json").write_bytes(good)
     assert len(list((out / "shards").glob("*.parquet"))) == 12  # nothing lost on the way
+
+
+# -- shard files of another run ------------------------------------------------------------------------
+
+def unsigned(source: Path, target: Path) -> None:
+    """A copy of a shard file as bmn wrote it before runs signed their shards (no `run` in its summaries)."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(source)
+    summaries = json.loads(table.schema.metadata[b"bmn.shards"])
+    for s in summaries:
+        del s["run"]
+    pq.write_table(table.replace_schema_metadata({b"bmn.shards": json.dumps(summaries).encode()}), target)
+
+
+def test_shard_files_of_another_run_are_never_counted(ray_address, reference, tmp_path):
+    """Issue 20's finding: files of another search copied into a run made it "finished" with none of
+    its own shards computed. Another seed (same shard parameters, another run), another deck (other
+    parameters and more shards) and an unsigned file (as bmn wrote them before signing) are told
+    apart: only the run's own shards count, the others' files go to foreign/ with a sentence."""
+    own = finished_run(tmp_path, "own")
+    twin = tmp_path / "twin"  # the same shards with another seed: identical parameters, another run
+    run_search(make_config(twin, workers=2, **dict(SEARCH, seed=6)))
+    wider = tmp_path / "wider"  # another search altogether, with shard ids past this run's 12
+    run_search(make_config(wider, workers=2, **dict(SEARCH, deals=80_000, seed=5, min_cards=800)))
+    for f in (own / "shards").glob("*.parquet"):
+        f.unlink()
+    (own / "games.parquet").unlink()  # readers rebuild from the shard files
+    for k in (0, 1, 2):
+        shutil.copy(twin / "shards" / f"{k:012d}.parquet", own / "shards")
+    unsigned(wider / "shards" / "000000000015.parquet", own / "shards" / "000000000015.parquet")
+    unsigned(twin / "shards" / "000000000003.parquet", own / "shards" / "000000000003.parquet")
+
+    st = bmn("status", own, "--json")
+    status = json.loads(st.stdout)
+    assert status["shards_done"] == 0 and len(status["foreign"]) == 5
+    assert "written by another run" in status["foreign"]["shards/000000000000.parquet"]
+    assert "not among this run's 12 shards" in status["foreign"]["shards/000000000015.parquet"]
+    assert "computed something else than this run's shard 3" in status["foreign"]["shards/000000000003.parquet"]
+    notes: list[str] = []
+    assert query([str(own)], "SELECT count(*) AS n FROM games", notes).to_pylist() == [{"n": 0}]
+    assert sum("is not this run's" in n for n in notes) == 5 and any("12 of 12 shards are missing" in n for n in notes)
+
+    done = bmn("resume", own, "--address", ray_address, "--no-progress")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("is not this run's") == 5 and "moved it to foreign/" in done.stderr
+    assert "finished: 12 of 12 shards done" in done.stdout
+    assert_same_tables(tables_of(own), reference)
+    assert len(list((own / "foreign").iterdir())) == 5  # kept, never deleted
+    assert sorted(p.name for p in (own / "shards").glob("*.parquet")) == [f"{k:012d}.parquet" for k in range(12)]
+    # A compaction merges the run's own files and moves another's aside, the tables unchanged.
+    shutil.copy(twin / "shards" / "000000000000.parquet", own / "shards" / "000000000099.parquet")
+    merged = bmn("compact", own)
+    assert merged.returncode == 0 and "shards/000000000099.parquet is not this run's" in merged.stderr, merged.stderr
+    assert [p.name for p in (own / "shards").iterdir()] == ["c000000000000-000000000011.parquet"]
+    assert len(list((own / "foreign").iterdir())) == 6
+    assert_same_tables(tables_of(own), reference)
+
+
+def test_which_shards_are_a_runs_own(tmp_path):
+    """Ownership: signed by this run, or unsigned (bmn before signing) with the plan's parameters."""
+    from dataclasses import replace
+
+    from cluster.plan import Plan
+    from cluster.summary import ShardSummary
+    from cluster.tables import Ownership
+
+    config = make_config(tmp_path, **SEARCH)
+    plan = Plan(config)
+    owner = Ownership(plan, config.fingerprint())
+    mine = ShardSummary.of(3, "random", plan.shard(3).params, None, status="failed", elapsed_s=0, attempts=1,
+                           worker="", finished_at=0)
+    assert owner.why_not(replace(mine, run=config.fingerprint())) is None
+    assert owner.why_not(mine) is None  # unsigned, as written before runs signed their shards
+    assert "written by another run" in owner.why_not(replace(mine, run="0123456789abcdef"))
+    assert "not among this run's 12 shards" in owner.why_not(replace(mine, shard=12))
+    assert "computed something else" in owner.why_not(replace(mine, shard=4))  # shard 3's parameters
+    assert "computed something else" in owner.why_not(replace(mine, strategy="climb"))

@@ -4,6 +4,7 @@ files have always held, read back from them (old ones too), and as the rows of t
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -59,11 +60,13 @@ def test_a_census_summary_carries_its_cycle_rows():
 def test_the_json_keeps_the_keys_bmn_has_always_written():
     assert set(done().to_json()) == KEYS | {"cycle_rows"}
     assert set(failed().to_json()) == KEYS  # a failed shard reports no cycles
+    assert set(replace(done(), run="0123456789abcdef").to_json()) == KEYS | {"cycle_rows", "run"}  # signed by its run
     assert json.loads(json.dumps(done().to_json()))["histogram"] == {str(k): v for k, v in done().histogram.items()}
 
 
-@pytest.mark.parametrize("summary", [done(), failed(), done(run_census("0:6,1:2,2:2", (5, 5), 0, 1260, True))],
-                         ids=["done", "failed", "census"])
+@pytest.mark.parametrize("summary", [done(), failed(), done(run_census("0:6,1:2,2:2", (5, 5), 0, 1260, True)),
+                                     replace(done(), run="0123456789abcdef")],
+                         ids=["done", "failed", "census", "signed"])
 def test_summaries_round_trip_through_json(summary):
     text = json.dumps(summary.to_json(), sort_keys=True)
     assert ShardSummary.from_json(json.loads(text)) == summary

@@ -71,5 +71,8 @@ def cmd_query(args) -> int:
 
 def cmd_compact(args) -> int:
     result = compact(args.run, args.shards_per_file)
+    for rel, target, why in result["foreign"]:
+        print(f"bmn: {rel} is not this run's ({why}); moved it to {target}; its shards are not counted",
+              file=sys.stderr)
     print(f"{result['shards']:,} shards: {result['files_before']:,} files merged into {result['files_after']:,}")
     return 0
