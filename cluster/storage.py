@@ -15,6 +15,8 @@ import json
 import os
 import posixpath
 import socket
+import sys
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -29,8 +31,11 @@ from kernels.errors import BmnError
 RUN_JSON = "run.json"  # a run's config and versions: its presence makes a folder a run
 PROGRESS_JSON = "progress.json"
 LOCK = "run.lock"
-# A lock whose heartbeat is older than this belongs to a job that died (Ctrl-C, SIGKILL, lost node).
+# The lease: a job holding a run renews its lock several times within this many seconds, from acquire
+# to release. A lock seen unchanged for this long, on the watcher's own monotonic clock, belongs to a
+# job that died (Ctrl-C, SIGKILL, a lost node); no two machines' clocks are ever compared.
 LOCK_STALE_S = 90.0
+RENEWALS_PER_LEASE = 6
 # Object-store writes that fail are tried again this many times, waiting 0.5, 1, 2, 4 s between.
 WRITE_RETRIES = 4
 WRITE_BACKOFF_S = 0.5
@@ -75,6 +80,32 @@ def refuse_credentials(uri: str, where: str = "out") -> None:
                        f"AWS variables or an instance role instead")
 
 
+def _parse_lock(data: bytes | None) -> LockInfo | None:
+    """A lock's content, or None (absent, empty, garbled: a job that died while writing it)."""
+    if not data:
+        return None
+    try:
+        return LockInfo(**json.loads(data))
+    except (ValueError, TypeError):
+        return None
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _stderr(text: str) -> None:
+    print(f"bmn: {text}", file=sys.stderr)
+
+
 def open_filesystem(uri: str) -> tuple[pafs.FileSystem, str, bool]:
     """(filesystem, root path, is_local) for a directory path or URI."""
     refuse_credentials(uri, "run")
@@ -99,7 +130,8 @@ class LockInfo:
     host: str
     pid: int
     started: float
-    heartbeat: float
+    heartbeat: float  # the holder's clock at its last renewal (shown to people, never compared)
+    renewal: int = 0  # how many times it was renewed: every renewal changes the lock
 
     def describe(self) -> str:
         return f"pid {self.pid} on {self.host}, started {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(self.started))}"
@@ -111,6 +143,11 @@ class RunStore:
         self.fs, self.root, self.local = open_filesystem(uri)
         self.owner: str | None = None
         self._lock_started = 0.0
+        self._renewal = 0
+        self._renewer: threading.Thread | None = None
+        self._stop_renewing = threading.Event()
+        self._renew_lock = threading.Lock()
+        self.lost: str | None = None  # why the lease was lost (another job took the run over)
 
     def path(self, rel: str) -> str:
         return posixpath.join(self.root, rel) if not self.local else os.path.join(self.root, rel)
@@ -227,57 +264,129 @@ class RunStore:
 
     # -- the lock: one job writes a run at a time -----------------------------------------------
     def read_lock(self) -> LockInfo | None:
+        return _parse_lock(self._lock_bytes())
+
+    def _lock_bytes(self) -> bytes | None:
         try:
-            data = self.read_json(LOCK)
-            return LockInfo(**data)
-        except (FileNotFoundError, OSError, ValueError, TypeError):
+            return self.read_bytes(LOCK)
+        except (FileNotFoundError, OSError):
             return None
 
-    def acquire(self) -> None:
-        """Take the run's lock, or refuse if a live job holds it."""
-        holder = self.read_lock()
-        if holder is not None and self.is_live(holder):
-            raise BmnError(f"run {self.uri} is being written by another job ({holder.describe()}); "
-                           f"wait for it to finish or stop it first")
+    def acquire(self, notice=None) -> None:
+        """Take the run's lock (a lease renewed until release), or refuse if a live job holds it.
+
+        A lock of a process on this machine is live while that process is. Any other lock (another
+        machine's, or an empty or garbled one) is watched: if it changes within the lease time, its
+        job is alive and the run is refused; if it stays the same that long, its job is dead and the
+        lock is taken over, only if it is still the one watched. `notice` (default: a line on stderr)
+        is told when a watch starts."""
+        seen = self._lock_bytes()
+        if seen is not None:
+            holder = _parse_lock(seen)
+            if holder is not None and holder.host == socket.gethostname() and _process_alive(holder.pid):
+                raise BmnError(f"run {self.uri} is being written by another job ({holder.describe()}); "
+                               f"wait for it to finish or stop it first")
+            if holder is None or holder.host != socket.gethostname():
+                who = holder.describe() if holder is not None else "an unreadable lock"
+                (notice or _stderr)(f"run {self.uri} has a lock ({who}); watching it for {LOCK_STALE_S:g} s "
+                                    f"to tell whether its job is alive")
+                changed = self._watch(seen)
+                if changed is not None:
+                    other = _parse_lock(changed)
+                    raise BmnError(f"run {self.uri} is being written by another job "
+                                   f"({other.describe() if other else 'its lock changed'}); wait for it to "
+                                   f"finish or stop it first")
         self.owner = uuid.uuid4().hex
         self._lock_started = time.time()
-        info = self._info()
-        if self.local and holder is None:
+        self._renewal = 0
+        self.lost = None
+        info = json.dumps(self._info().__dict__).encode()
+        if self.local and seen is None:
             # Exclusive create: of two jobs starting at once, exactly one gets here first.
             try:
                 fd = os.open(self.path(LOCK), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
             except FileExistsError:
+                self.owner = None
                 other = self.read_lock()
                 raise BmnError(f"run {self.uri} is being written by another job "
                                f"({other.describe() if other else 'just started'})") from None
-            with os.fdopen(fd, "w") as handle:
-                json.dump(info.__dict__, handle)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(info)
         else:
-            self.write_json(LOCK, info.__dict__)
+            # Replace the watched (dead, or absent) lock only if it is still that one.
+            if self._lock_bytes() != seen:
+                self.owner = None
+                raise BmnError(f"run {self.uri} was taken by another job starting at the same time")
+            self.write_bytes(LOCK, info)
             time.sleep(0.05)
         mine = self.read_lock()
         if mine is None or mine.owner != self.owner:
+            self.owner = None
             raise BmnError(f"run {self.uri} was taken by another job starting at the same time")
+        self._stop_renewing.clear()
+        self._renewer = threading.Thread(target=self._renew, name="bmn-lease", daemon=True)
+        self._renewer.start()
+
+    def _watch(self, seen: bytes) -> bytes | None:
+        """Watch the lock for the lease time; returns what it changed to (None: it stayed the same, or
+        went away)."""
+        t0 = time.monotonic()
+        step = max(0.01, min(1.0, LOCK_STALE_S / 20))
+        while time.monotonic() - t0 < LOCK_STALE_S:
+            time.sleep(step)
+            now = self._lock_bytes()
+            if now is None:
+                if not self.exists(LOCK):
+                    return None  # released meanwhile
+                continue  # a read that failed: keep watching
+            if now != seen:
+                return now
+        return None
+
+    def _renew(self) -> None:
+        """Renew the lease until release (while the run opens, compiles, searches, finishes, compacts)."""
+        while not self._stop_renewing.wait(LOCK_STALE_S / RENEWALS_PER_LEASE):
+            try:
+                self.heartbeat()
+            except BmnError as error:
+                self.lost = str(error)
+                return
+            except OSError:
+                pass  # a store that fails for a moment: the next renewal tries again
 
     def heartbeat(self) -> None:
-        if self.owner is not None:
+        """Renew the lease now; a BmnError if another job took the run over."""
+        with self._renew_lock:
+            if self.owner is None:
+                return
+            if self.lost:
+                raise BmnError(self.lost)
             holder = self.read_lock()
             if holder is not None and holder.owner != self.owner:
                 raise BmnError(f"another job took over run {self.uri} ({holder.describe()})")
+            self._renewal += 1
             self.write_json(LOCK, self._info().__dict__)
 
     def release(self) -> None:
-        if self.owner is not None:
-            holder = self.read_lock()
-            if holder is None or holder.owner == self.owner:
-                self.delete(LOCK)
-            self.owner = None
+        self._stop_renewing.set()
+        if self._renewer is not None and self._renewer is not threading.current_thread():
+            self._renewer.join(timeout=30)
+        self._renewer = None
+        with self._renew_lock:
+            if self.owner is not None:
+                holder = self.read_lock()
+                if holder is None or holder.owner == self.owner:
+                    self.delete(LOCK)
+                self.owner = None
 
     def _info(self) -> LockInfo:
-        return LockInfo(self.owner, socket.gethostname(), os.getpid(), self._lock_started, time.time())
+        return LockInfo(self.owner, socket.gethostname(), os.getpid(), self._lock_started, time.time(), self._renewal)
 
     def live_holder(self) -> LockInfo | None:
-        """The lock of a job writing this run now, or None (no lock, or a dead job's)."""
+        """The lock of a job writing this run now, or None (no lock, or a dead job's), as far as a
+        reader can tell at a glance (`bmn status`, `bmn query`): a process of this machine is
+        alive, another machine's lock renewed within the lease time by its own clock. Only taking
+        the run over (acquire) waits to be sure."""
         holder = self.read_lock()
         return holder if holder is not None and self.is_live(holder) else None
 

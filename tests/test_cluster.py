@@ -278,27 +278,41 @@ def test_min_tricks_keeps_games_of_that_many_tricks(ray_address, tmp_path):
     assert_same_tables(tables_of(tmp_path), direct_tables(config))
 
 
-def test_a_dead_jobs_lock_is_taken_over_after_its_heartbeat_stops(reference_run, monkeypatch):
+def test_a_dead_jobs_lock_is_taken_over_after_its_lease_passes_unchanged(reference_run, monkeypatch):
     import socket
+    import threading
 
     import cluster.storage
 
+    monkeypatch.setattr(cluster.storage, "LOCK_STALE_S", 1.0)
     out, want = reference_run
     store = RunStore(str(out))
-    # A lock left by a job on another machine whose heartbeat stopped long ago.
+    # A lock left by a job on another machine (its clock 90 s fast): watched for the lease, unchanged,
+    # so its job is dead and the search takes the run over.
     stale = {"owner": "elsewhere", "host": socket.gethostname() + "-other", "pid": 1, "started": 0.0,
-             "heartbeat": 1000.0}
+             "heartbeat": time.time() + 90}
     store.write_json("run.lock", stale)
     report = run_search(make_config(out, workers=2, **RANDOM))
     assert report.shards_done == 6 and not (out / "run.lock").exists()
-    # The same lock with a fresh heartbeat belongs to a live job: refused.
-    store.write_json("run.lock", {**stale, "heartbeat": time.time()})
-    with pytest.raises(BmnError, match="being written by another job"):
-        run_search(make_config(out, workers=2, **RANDOM))
+    # The same lock renewed while watched (a live job, its clock an hour behind): refused.
+    stop = threading.Event()
+
+    def renew():
+        k = 0
+        while not stop.wait(0.1):
+            k += 1
+            store.write_json("run.lock", {**stale, "heartbeat": time.time() - 3600, "renewal": k})
+
+    store.write_json("run.lock", stale)
+    renewer = threading.Thread(target=renew)
+    renewer.start()
+    try:
+        with pytest.raises(BmnError, match="being written by another job"):
+            run_search(make_config(out, workers=2, **RANDOM))
+    finally:
+        stop.set()
+        renewer.join()
     store.delete("run.lock")
-    monkeypatch.setattr(cluster.storage, "LOCK_STALE_S", 0.0)
-    store.write_json("run.lock", {**stale, "heartbeat": time.time() - 1})
-    assert run_search(make_config(out, workers=2, **RANDOM)).shards_done == 6
     assert_same_tables(want, tables_of(out))
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
+import threading
 import time
 import uuid
 
@@ -147,10 +150,19 @@ def test_object_store_writes_are_retried_then_fail(endpoint, monkeypatch):
     assert len(calls) == storage.WRITE_RETRIES
 
 
+def wait_until(predicate, timeout=10.0):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return False
+
+
 # -- the lock ---------------------------------------------------------------------------------------
 
 def test_the_stale_lock_age_is_ninety_seconds():
-    assert LOCK_STALE_S == 90.0  # README: "the dead job's lock expires after 90 s"
+    assert LOCK_STALE_S == 90.0 and storage.RENEWALS_PER_LEASE == 6  # README: "watches it for 90 s", "renewed every 15 s"
 
 
 def test_one_job_holds_the_lock_and_releases_it(store):
@@ -184,23 +196,89 @@ def test_a_taken_over_lock_is_noticed_and_not_released(store):
     assert store.read_lock() == thief
 
 
-def test_a_dead_jobs_lock_is_taken_over(store, tmp_path):
+def test_a_lock_is_taken_over_only_after_a_lease_unchanged_on_this_clock(store, monkeypatch):
+    """Another machine's lock is watched for the lease time on this machine's monotonic clock: its
+    own clock (skewed either way) is never compared with this one."""
+    monkeypatch.setattr(storage, "LOCK_STALE_S", 0.5)
+    notices: list[str] = []
     now = time.time()
-    other_host_fresh = LockInfo("a", "another-host", 1, now, now - LOCK_STALE_S + 30)
-    other_host_old = LockInfo("b", "another-host", 1, now, now - LOCK_STALE_S - 1)
-    assert RunStore.is_live(other_host_fresh) and not RunStore.is_live(other_host_old)
-    # On this host a lock is dead as soon as its process is, however fresh its heartbeat.
-    dead_pid = max(int(p) for p in os.listdir("/proc") if p.isdigit()) + 100_000
-    assert not RunStore.is_live(LockInfo("c", socket.gethostname(), dead_pid, now, now))
-    assert RunStore.is_live(LockInfo("d", socket.gethostname(), os.getpid(), now, now))
-    store.write_json(LOCK, other_host_fresh.__dict__)
-    with pytest.raises(BmnError):
-        store.acquire()
-    store.write_json(LOCK, other_host_old.__dict__)
-    assert store.live_holder() is None
-    store.acquire()
-    assert store.read_lock().owner == store.owner
+    # Left unchanged, though its clock says it was renewed in the future (a clock running fast): taken
+    # over once the lease has passed.
+    store.write_json(LOCK, LockInfo("a", "another-host", 1, now, now + 90).__dict__)
+    t0 = time.monotonic()
+    store.acquire(notice=notices.append)
+    assert time.monotonic() - t0 >= 0.5 and store.read_lock().owner == store.owner
+    assert "(pid 1 on another-host" in notices[0] and "watching it for 0.5 s" in notices[0]
     store.release()
+    # Renewed while watched, though its clock is hours behind: a live job, refused.
+    store.write_json(LOCK, LockInfo("b", "another-host", 1, now, now - 10_000).__dict__)
+    stop = threading.Event()
+
+    def renew():
+        k = 0
+        while not stop.wait(0.05):
+            k += 1
+            RunStore(store.uri).write_json(LOCK, LockInfo("b", "another-host", 1, now, now - 10_000, k).__dict__)
+
+    renewer = threading.Thread(target=renew)
+    renewer.start()
+    try:
+        with pytest.raises(BmnError, match="being written by another job"):
+            store.acquire(notice=notices.append)
+    finally:
+        stop.set()
+        renewer.join()
+    assert store.owner is None and store.read_lock().owner == "b"
+    store.delete(LOCK)
+
+
+def test_an_empty_or_garbled_lock_expires_like_any_other(store, monkeypatch):
+    """A job that died while writing its lock (a crash, a full disk) left it empty or cut short."""
+    monkeypatch.setattr(storage, "LOCK_STALE_S", 0.3)
+    for junk in (b"", b"{not json", b'{"owner": "x"}'):
+        notices: list[str] = []
+        store.write_bytes(LOCK, junk)
+        store.acquire(notice=notices.append)
+        assert "an unreadable lock" in notices[0] and store.read_lock().owner == store.owner
+        store.release()
+
+
+def test_this_machines_locks_are_told_by_their_process(store, monkeypatch):
+    """On this machine a lock is dead as soon as its process is (taken at once, however fresh its
+    heartbeat), and live while it runs (refused at once)."""
+    monkeypatch.setattr(storage, "LOCK_STALE_S", 30.0)
+    now = time.time()
+    dead_pid = max(int(p) for p in os.listdir("/proc") if p.isdigit()) + 100_000
+    store.write_json(LOCK, LockInfo("c", socket.gethostname(), dead_pid, now, now).__dict__)
+    notices: list[str] = []
+    t0 = time.monotonic()
+    store.acquire(notice=notices.append)
+    assert time.monotonic() - t0 < 5 and not notices and store.read_lock().owner == store.owner
+    store.release()
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        store.write_json(LOCK, LockInfo("d", socket.gethostname(), live.pid, now, now - 10_000).__dict__)
+        with pytest.raises(BmnError, match=f"pid {live.pid} on {socket.gethostname()}"):
+            store.acquire(notice=notices.append)
+        assert not notices
+    finally:
+        live.kill()
+        live.wait()
+    # What a reader (bmn status, bmn query) makes of a lock at a glance.
+    assert not RunStore.is_live(LockInfo("c", socket.gethostname(), dead_pid, now, now))
+    assert RunStore.is_live(LockInfo("e", socket.gethostname(), os.getpid(), now, now))
+    store.delete(LOCK)
+
+
+def test_the_lease_is_renewed_from_acquire_to_release_without_being_asked(store, monkeypatch):
+    monkeypatch.setattr(storage, "LOCK_STALE_S", 0.3)
+    store.acquire()
+    first = store.read_lock()
+    assert wait_until(lambda: (store.read_lock() or first).renewal >= 2)  # 6 renewals per lease: one every 0.05 s
+    now = store.read_lock()
+    assert (now.owner, now.started) == (first.owner, first.started)
+    store.release()
+    assert not store.exists(LOCK)
 
 
 def test_a_garbled_lock_counts_as_none(store):
