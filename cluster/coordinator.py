@@ -66,7 +66,7 @@ class WriteFailed(BmnError):
 @dataclass
 class RunReport:
     uri: str
-    state: str  # "finished", "time limit", "interrupted"
+    state: str  # "finished", "time limit", "interrupted", "incomplete" (ran to its end, tables miss shards)
     shards_total: int
     shards_done: int
     shards_failed: int
@@ -80,6 +80,7 @@ class RunReport:
     work_s: float = 0.0  # from the first shard handed out to the last one collected
     set_aside: list[str] = field(default_factory=list)  # damaged shard files moved into damaged/
     strategy: str = ""
+    missing: list[int] = field(default_factory=list)  # "incomplete": the shards the tables miss
 
     def to_json(self) -> dict:
         return self.__dict__.copy()
@@ -149,6 +150,7 @@ class Coordinator:
         self.lost_actors = 0
         self.health: ClusterHealth | None = None
         self.waiting_for_cpus = False
+        self.missing: list[int] = []  # shards in neither a done nor a failed file at the end
 
     # -- actors ---------------------------------------------------------------------------------
     def _start_actor(self) -> None:
@@ -234,8 +236,8 @@ class Coordinator:
         t0 = time.time()
         finished = self._load()
         if not self.has_work():
-            self._finish("finished", t0)
-            return self.report("finished", t0)
+            state = self._finish("finished", t0)
+            return self.report(state, t0)
         pending = (k for k in range(self.plan.count) if k not in finished)
         deadline = t0 + self.config.time_limit if self.config.time_limit else None
         state = "finished"
@@ -307,7 +309,7 @@ class Coordinator:
             self._finish("stopped: cluster lost", t0)
             raise BmnError(f"{lost}; the search stopped with {self.totals.done:,} of {self.plan.count:,} shards "
                            f"done and written: `bmn resume {self.store.uri}` continues it")
-        self._finish(state, t0)
+        state = self._finish(state, t0)
         return self.report(state, t0)
 
     def _submit(self, pending) -> bool:
@@ -420,14 +422,24 @@ class Coordinator:
             "workers": sum(a.alive for a in self.actors),
         })
 
-    def _finish(self, state: str, t0: float) -> None:
+    def _finish(self, state: str, t0: float) -> str:
+        """Write the summary tables from the shard files; returns the run's state, "incomplete" for a
+        search that ran to its end but whose tables miss shards (a file that cannot be read now)."""
         try:
             contents = read_contents(self.store, self._read, self.owner)
             tables = build_tables(contents)
             write_tables(self.store, tables)
             self.totals.cycle_ids = set(tables["cycles"].column("cycle_id").to_pylist())
             self.totals.failed = sum(1 for s in contents.summaries.values() if not s.done)
+            self.totals.done = len(contents.done)
+            self.missing = sorted(set(range(self.plan.count)) - set(contents.summaries))
+            if state == "finished" and self.missing:
+                state = "incomplete"
+                for rel, why in contents.damaged.items():
+                    print(f"bmn: {rel} cannot be read ({why}); its shards are missing from the tables",
+                          file=sys.stderr)
             self._write_progress(state, t0)
+            return state
         except OSError as error:
             raise _write_failure(self.store, "the summary tables", error, self.totals.done) from None
 
@@ -436,7 +448,8 @@ class Coordinator:
         t = self.totals
         return RunReport(self.store.uri, state, self.plan.count, t.done, t.failed, t.deals, t.cards,
                          round(time.time() - t0, 2), len(t.cycle_ids), list(t.longest), self.new,
-                         self.session_deals, round(work, 3), list(self.set_aside), self.config.strategy)
+                         self.session_deals, round(work, 3), list(self.set_aside), self.config.strategy,
+                         list(self.missing))
 
 
 def _write_failure(store: RunStore, what: str, error: BaseException, done: int) -> WriteFailed:

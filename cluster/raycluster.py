@@ -11,6 +11,8 @@ import ray
 
 from kernels.errors import BmnError
 
+from .storage import first_line as _first_line
+
 
 def cluster_address(address: str | None) -> str | None:
     """The cluster to join: --address, else RAY_ADDRESS; None means a local Ray of our own."""
@@ -52,11 +54,6 @@ def connect(address: str | None, workers: int) -> bool:
             raise BmnError(f"cannot start a local Ray instance: {_first_line(error)}") from None
         raise BmnError(f"cannot join the Ray cluster at {address}: {_first_line(error)}") from None
     return True
-
-
-def _first_line(error: Exception) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
 
 
 # How long the cluster's control store may stay unreachable before the search gives up on it.

@@ -39,6 +39,9 @@ RENEWALS_PER_LEASE = 6
 # Object-store writes that fail are tried again this many times, waiting 0.5, 1, 2, 4 s between.
 WRITE_RETRIES = 4
 WRITE_BACKOFF_S = 0.5
+# Object-store reads too: a 503 or a timeout is not a damaged file.
+READ_RETRIES = 4
+READ_BACKOFF_S = 0.5
 SMALL_TABLE_ROWS = 1000  # tables with fewer rows are written with a cheaper compression
 
 
@@ -78,6 +81,16 @@ def refuse_credentials(uri: str, where: str = "out") -> None:
     if "://" in uri and "@" in urlparse(uri).netloc:
         raise BmnError(f"{where}: a URI must not hold credentials (NAME:SECRET@); give them as the usual "
                        f"AWS variables or an instance role instead")
+
+
+class StoreUnavailable(BmnError):
+    """The object store kept failing to answer a read: the run's files are not known to be damaged."""
+
+
+def first_line(error: BaseException) -> str:
+    """An error's first line (its type's name if it has no text)."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def _parse_lock(data: bytes | None) -> LockInfo | None:
@@ -160,8 +173,21 @@ class RunStore:
             raise BmnError(f"cannot reach {self.uri}: {error}") from None
 
     def read_bytes(self, rel: str) -> bytes:
-        with self.fs.open_input_stream(self.path(rel)) as stream:
-            return stream.read()
+        """A whole file. On an object store a read that fails (not a missing file) is tried again with
+        backoff (READ_RETRIES times), then is StoreUnavailable: the store failed, not the file."""
+        for attempt in range(READ_RETRIES + 1):
+            try:
+                with self.fs.open_input_stream(self.path(rel)) as stream:
+                    return stream.read()
+            except FileNotFoundError:
+                raise
+            except OSError as error:
+                if self.local:
+                    raise
+                if attempt == READ_RETRIES:
+                    raise StoreUnavailable(f"cannot read {self.path(rel)} from the store after {READ_RETRIES + 1} "
+                                           f"tries ({first_line(error)}); the run is intact: try again later") from None
+                time.sleep(READ_BACKOFF_S * 2 ** attempt)
 
     def read_json(self, rel: str):
         """A JSON file of the run; a damaged one is one sentence naming it."""
@@ -191,10 +217,14 @@ class RunStore:
 
     def read_parquet(self, rel: str) -> pa.Table:
         # The whole file in one read (2 requests on an object store, where pyarrow's reader
-        # makes 5: it asks for the size and the footer before the data).
-        return pq.read_table(pa.BufferReader(self.read_bytes(rel)))
+        # makes 5: it asks for the size and the footer before the data), then parsed in memory: a
+        # failure here is the file's (its pages' checksums are verified), never the store's.
+        return pq.read_table(pa.BufferReader(self.read_bytes(rel)), page_checksum_verification=True)
 
     def parquet_metadata(self, rel: str) -> dict[bytes, bytes]:
+        if not self.local:
+            # Read whole (with retries), so that a store that fails is not taken for a damaged file.
+            return pq.ParquetFile(pa.BufferReader(self.read_bytes(rel))).schema_arrow.metadata or {}
         with self.fs.open_input_file(self.path(rel)) as f:
             return pq.ParquetFile(f).schema_arrow.metadata or {}
 
@@ -238,7 +268,8 @@ class RunStore:
         sink = pa.BufferOutputStream()
         # zstd for tables worth compressing (compacted files); a shard's small file is mostly its
         # footer, and zstd's set-up per column would double the driver's CPU time for each one.
-        pq.write_table(table, sink, compression="zstd" if table.num_rows >= SMALL_TABLE_ROWS else "snappy")
+        pq.write_table(table, sink, compression="zstd" if table.num_rows >= SMALL_TABLE_ROWS else "snappy",
+                       write_page_checksum=True)
         self.write_bytes(rel, sink.getvalue().to_pybytes())
 
     def move(self, rel: str, target_rel: str) -> None:

@@ -34,7 +34,7 @@ import pyarrow.compute as pc
 from kernels.strategies import Candidate, CycleRow
 
 from .atlas import atlas_table
-from .storage import RunStore
+from .storage import RunStore, StoreUnavailable
 from .summary import ShardSummary, manifest_table
 from .totals import RunTotals
 
@@ -224,6 +224,8 @@ def read_summaries(store: RunStore, damaged: dict[str, str] | None = None, owner
     def footer(rel):
         try:
             return _summaries_of(store.parquet_metadata(rel))
+        except StoreUnavailable:
+            raise  # the store failed, not the file: the caller stops with that sentence
         except (DamagedFile, pa.ArrowException, OSError) as error:
             return error
 
@@ -256,6 +258,8 @@ def read_contents(store: RunStore, known: dict[str, tuple] | None = None, owner:
             if table.num_rows:
                 table = table.cast(GAMES_SCHEMA.with_metadata(table.schema.metadata))
             return table, summaries
+        except StoreUnavailable:
+            raise  # the store failed, not the file: the caller stops with that sentence
         except (DamagedFile, pa.ArrowException, OSError, ValueError) as error:
             return error
 

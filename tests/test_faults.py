@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import json
 import os
 import shutil
@@ -330,3 +331,29 @@ def test_which_shards_are_a_runs_own(tmp_path):
     assert "not among this run's 12 shards" in owner.why_not(replace(mine, shard=12))
     assert "computed something else" in owner.why_not(replace(mine, shard=4))  # shard 3's parameters
     assert "computed something else" in owner.why_not(replace(mine, strategy="climb"))
+
+
+def test_a_search_whose_tables_miss_shards_is_incomplete_and_exits_1(ray_address, reference, tmp_path):
+    """A shard file that cannot be read when the tables are written (damaged after it was counted):
+    the run is not "finished" and says which shards the tables miss; resume computes them."""
+    out = tmp_path / "run"
+    done, damaged = [], []
+
+    def damage_the_first_file_at_the_end(coordinator):
+        done.append(1)
+        if len(done) == 8:  # (the last shards may be counted without this hook, as the search ends)
+            victim = out / "shards" / sorted(p.name for p in (out / "shards").glob("*.parquet"))[0]
+            victim.write_bytes(victim.read_bytes()[:40])
+            damaged.append(int(victim.stem))
+
+    report = run_search(make_config(out, workers=2, **SEARCH), on_shard_done=damage_the_first_file_at_the_end)
+    assert (report.state, report.missing, report.shards_done) == ("incomplete", damaged, 11)
+    assert json.loads((out / "progress.json").read_text())["state"] == "incomplete"
+    from cluster.commands.search import print_report
+
+    with contextlib.redirect_stderr(io.StringIO()) as err, contextlib.redirect_stdout(io.StringIO()):
+        assert print_report(report, as_json=False) == 1
+    assert f"1 shards are missing from the tables ({damaged[0]})" in err.getvalue()
+    resumed = bmn("resume", out, "--address", ray_address, "--no-progress")
+    assert resumed.returncode == 0 and "moved it to damaged/" in resumed.stderr, resumed.stderr
+    assert_same_tables(tables_of(out), reference)

@@ -286,3 +286,59 @@ def test_a_garbled_lock_counts_as_none(store):
     assert store.read_lock() is None
     store.write_json(LOCK, {"owner": "x"})  # fields missing
     assert store.read_lock() is None
+
+
+# -- transient reads and damaged files ------------------------------------------------------------------
+
+class FlakyStore:
+    """A filesystem whose first `failures` opens for reading fail as an object store's 503 does."""
+
+    def __init__(self, fs, failures: int):
+        self.fs, self.failures, self.opens = fs, failures, 0
+
+    def open_input_stream(self, path):
+        self.opens += 1
+        if self.opens <= self.failures:
+            raise OSError("AWS Error SLOW_DOWN during GetObject operation: Please reduce your request rate.")
+        return self.fs.open_input_stream(path)
+
+    def __getattr__(self, name):
+        return getattr(self.fs, name)
+
+
+def test_object_store_reads_are_retried_and_a_store_that_keeps_failing_is_not_a_damaged_file(endpoint, monkeypatch):
+    from cluster.summary import ShardSummary
+    from cluster.tables import GAMES_SCHEMA, read_contents, read_summaries, shard_file_table
+
+    monkeypatch.setattr(storage, "READ_BACKOFF_S", 0.0)
+    store = RunStore(f"s3://{BUCKET}/{uuid.uuid4().hex}/run?endpoint_override={endpoint}")
+    summary = ShardSummary.of(0, "random", {"seed": 1}, None, status="failed", elapsed_s=0, attempts=1, worker="",
+                              finished_at=0)
+    store.write_parquet("shards/000000000000.parquet", shard_file_table(GAMES_SCHEMA.empty_table(), [summary]))
+    real = store.fs
+    store.fs = FlakyStore(real, storage.READ_RETRIES)  # fails all but the last try
+    contents = read_contents(store)
+    assert list(contents.summaries) == [0] and not contents.damaged and store.fs.opens == storage.READ_RETRIES + 1
+    store.fs = FlakyStore(real, storage.READ_RETRIES + 1)  # fails every try
+    with pytest.raises(storage.StoreUnavailable) as caught:
+        read_contents(store)
+    assert "after 5 tries (AWS Error SLOW_DOWN" in one_sentence(caught.value) and "try again later" in str(caught.value)
+    store.fs = FlakyStore(real, storage.READ_RETRIES + 1)
+    with pytest.raises(storage.StoreUnavailable):
+        read_summaries(store, damaged := {})
+    assert damaged == {}  # nothing taken for damage, nothing to set aside
+    store.fs = real
+    assert store.exists("shards/000000000000.parquet")
+
+
+def test_a_flipped_bit_in_a_page_is_caught_by_its_checksum(store):
+    """Shard files are written with page checksums and read with them verified: a corrupted page is a
+    damaged file, not wrong results."""
+    table = pa.table({"hands": ["ABCDEFGHIJ" * 5] * 50, "n": list(range(50))})
+    store.write_parquet("t.parquet", table)
+    assert store.read_parquet("t.parquet").equals(table)
+    data = bytearray(store.read_bytes("t.parquet"))
+    data[data.find(b"ABCDEFGHIJ") + 3] ^= 0x01
+    store.write_bytes("t.parquet", bytes(data))
+    with pytest.raises(OSError, match="CRC checksum verification failed"):
+        store.read_parquet("t.parquet")

@@ -124,7 +124,7 @@ def cmd_resume(args) -> int:
 
 
 def print_report(report: RunReport, as_json: bool) -> int:
-    code = {"finished": 0, "time limit": 0, "interrupted": 130}[report.state]
+    code = {"finished": 0, "time limit": 0, "interrupted": 130, "incomplete": 1}[report.state]
     if report.state == "finished" and report.shards_failed:
         code = 1
     if as_json:
@@ -153,6 +153,10 @@ def print_report(report: RunReport, as_json: bool) -> int:
         print(f"interrupted: resume with `bmn resume {uri}`", file=sys.stderr)
     elif report.state == "time limit":
         print(f"stopped at the time limit: resume with `bmn resume {uri}`")
+    elif report.state == "incomplete":
+        shown = ", ".join(map(str, report.missing[:10])) + (", ..." if len(report.missing) > 10 else "")
+        print(f"{len(report.missing):,} shards are missing from the tables ({shown}): their files could not be "
+              f"read; `bmn resume {uri}` computes them", file=sys.stderr)
     elif report.shards_failed:
         print(f"{report.shards_failed} shards failed; `bmn resume {uri}` runs them again", file=sys.stderr)
     return code
