@@ -163,6 +163,15 @@ def test_launcher_runs_the_image_with_token_auth_on_every_node():
 
 # --- KubeRay -------------------------------------------------------------------------------------
 
+def test_every_document_the_configs_cite_exists():
+    cited = set()
+    for path in CONFIGS.iterdir():
+        if path.is_file():
+            cited |= set(re.findall(r"\b([A-Z][A-Z_]+\.md)\b", path.read_text(errors="replace")))
+    missing = sorted(name for name in cited if not (CONFIGS.parent / name).exists())
+    assert not missing, f"configs cite {missing}, which do not exist"
+
+
 def test_rayjob_has_what_kuberay_requires():
     job = rayjob()
     assert (job["apiVersion"], job["kind"]) == ("ray.io/v1", "RayJob")
@@ -171,6 +180,7 @@ def test_rayjob_has_what_kuberay_requires():
     assert spec["entrypoint"].strip()
     assert spec["shutdownAfterJobFinishes"] is True
     assert 0 < spec["ttlSecondsAfterFinished"] <= 600
+    assert 0 < spec["activeDeadlineSeconds"] <= 30 * 24 * 3600  # no job runs (and bills) for ever
     cluster = spec["rayClusterSpec"]
     assert cluster["rayVersion"] == pinned_ray()
     assert cluster["headGroupSpec"]["template"]["spec"]["containers"]
