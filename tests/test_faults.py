@@ -257,39 +257,44 @@ def test_a_damaged_run_json_is_one_sentence_and_a_damaged_progress_json_is_ignor
 
 # -- shard files of another run ------------------------------------------------------------------------
 
-def unsigned(source: Path, target: Path) -> None:
-    """A copy of a shard file as bmn wrote it before runs signed their shards (no `run` in its summaries)."""
+def rewritten(source: Path, target: Path, **changes) -> None:
+    """A copy of a shard file whose summaries are changed: `run=None` as bmn wrote them before runs
+    signed their shards, `run="..."` as another run signs them, other keys as another plan made them."""
     import pyarrow.parquet as pq
 
     table = pq.read_table(source)
     summaries = json.loads(table.schema.metadata[b"bmn.shards"])
     for s in summaries:
-        del s["run"]
+        for key, value in changes.items():
+            if value is None:
+                s.pop(key, None)
+            else:
+                s[key] = value
     pq.write_table(table.replace_schema_metadata({b"bmn.shards": json.dumps(summaries).encode()}), target)
 
 
 def test_shard_files_of_another_run_are_never_counted(ray_address, reference, tmp_path):
     """Issue 20's finding: files of another search copied into a run made it "finished" with none of
-    its own shards computed. Another seed (same shard parameters, another run), another deck (other
-    parameters and more shards) and an unsigned file (as bmn wrote them before signing) are told
+    its own shards computed. Files of another run (signed by it), of another plan (a shard id past
+    this run's 12; other parameters) and unsigned ones (as bmn wrote them before signing) are told
     apart: only the run's own shards count, the others' files go to foreign/ with a sentence."""
     own = finished_run(tmp_path, "own")
-    twin = tmp_path / "twin"  # the same shards with another seed: identical parameters, another run
-    run_search(make_config(twin, workers=2, **dict(SEARCH, seed=6)))
-    wider = tmp_path / "wider"  # another search altogether, with shard ids past this run's 12
-    run_search(make_config(wider, workers=2, **dict(SEARCH, deals=80_000, seed=5, min_cards=800)))
+    kept = tmp_path / "kept"
+    shutil.copytree(own / "shards", kept)
     for f in (own / "shards").glob("*.parquet"):
         f.unlink()
     (own / "games.parquet").unlink()  # readers rebuild from the shard files
-    for k in (0, 1, 2):
-        shutil.copy(twin / "shards" / f"{k:012d}.parquet", own / "shards")
-    unsigned(wider / "shards" / "000000000015.parquet", own / "shards" / "000000000015.parquet")
-    unsigned(twin / "shards" / "000000000003.parquet", own / "shards" / "000000000003.parquet")
+    shards = own / "shards"
+    for k in (0, 1, 2):  # another run's files, shard for shard the same computation
+        rewritten(kept / f"{k:012d}.parquet", shards / f"{k:012d}.parquet", run="0123456789abcdef")
+    rewritten(kept / "000000000004.parquet", shards / "000000000015.parquet", run=None, shard=15)
+    rewritten(kept / "000000000003.parquet", shards / "000000000003.parquet", run=None,
+              params=json.dumps({"seed": 6}))
 
     st = bmn("status", own, "--json")
     status = json.loads(st.stdout)
     assert status["shards_done"] == 0 and len(status["foreign"]) == 5
-    assert "written by another run" in status["foreign"]["shards/000000000000.parquet"]
+    assert "written by another run (fingerprint 0123456789abcdef" in status["foreign"]["shards/000000000000.parquet"]
     assert "not among this run's 12 shards" in status["foreign"]["shards/000000000015.parquet"]
     assert "computed something else than this run's shard 3" in status["foreign"]["shards/000000000003.parquet"]
     notes: list[str] = []
@@ -302,12 +307,14 @@ def test_shard_files_of_another_run_are_never_counted(ray_address, reference, tm
     assert "finished: 12 of 12 shards done" in done.stdout
     assert_same_tables(tables_of(own), reference)
     assert len(list((own / "foreign").iterdir())) == 5  # kept, never deleted
-    assert sorted(p.name for p in (own / "shards").glob("*.parquet")) == [f"{k:012d}.parquet" for k in range(12)]
+    assert sorted(p.name for p in shards.glob("*.parquet")) == [f"{k:012d}.parquet" for k in range(12)]
+    # The run's own files, unsigned (written before runs signed their shards), still count.
+    rewritten(kept / "000000000005.parquet", shards / "000000000005.parquet", run=None)
     # A compaction merges the run's own files and moves another's aside, the tables unchanged.
-    shutil.copy(twin / "shards" / "000000000000.parquet", own / "shards" / "000000000099.parquet")
+    rewritten(kept / "000000000000.parquet", shards / "000000000099.parquet", run="0123456789abcdef")
     merged = bmn("compact", own)
     assert merged.returncode == 0 and "shards/000000000099.parquet is not this run's" in merged.stderr, merged.stderr
-    assert [p.name for p in (own / "shards").iterdir()] == ["c000000000000-000000000011.parquet"]
+    assert [p.name for p in shards.iterdir()] == ["c000000000000-000000000011.parquet"]
     assert len(list((own / "foreign").iterdir())) == 6
     assert_same_tables(tables_of(own), reference)
 
