@@ -28,8 +28,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kernels.decks import parse_deck
+from kernels.strategies import REGISTRY
 
 from .summary import ShardSummary
+
+ATLAS = "atlas"  # the table's name, which the atlas strategy declares as its own (Strategy.own_table)
 
 ATLAS_SCHEMA = pa.schema([
     ("deck", pa.string()),
@@ -62,7 +65,7 @@ def atlas_table(summaries: dict[int, ShardSummary], games: pa.Table) -> pa.Table
     order of their first shard."""
     decks: dict[str, dict] = {}
     for shard, s in sorted(summaries.items()):
-        if s.strategy != "atlas" or not s.done:
+        if not s.done or getattr(REGISTRY.get(s.strategy), "own_table", None) != ATLAS:
             continue
         params = json.loads(s.params)
         row = decks.get(params["deck"])

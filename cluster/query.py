@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from kernels.errors import BmnError
 
-from .atlas import ATLAS_SCHEMA
+from .atlas import ATLAS, ATLAS_SCHEMA
 from .plan import Plan
 from .runmeta import existing_run, read_progress, read_run_config
 from .summary import manifest_summaries
@@ -191,9 +191,9 @@ ATLAS_COLUMNS = ("deck", "cards", "split", "deals", "infinite", "cycles", "perio
 def atlas_report(uris: Sequence[str], notes: list[str] | None = None, wide: bool = False) -> pa.Table:
     """The atlas of atlas runs: one row per deck, smallest deck first."""
     for uri in uris:
-        strategy = read_run_config(uri).strategy
-        if strategy != "atlas":
-            raise BmnError(f"{uri} is a run of the {strategy} strategy; bmn atlas reads runs of the atlas strategy "
-                           f"(configs/atlas.toml)")
+        config = read_run_config(uri)
+        if config.strategy_def.own_table != ATLAS:
+            raise BmnError(f"{uri} is a run of the {config.strategy} strategy; bmn atlas reads runs of the atlas "
+                           f"strategy (configs/atlas.toml)")
     columns = "*" if wide else ", ".join(ATLAS_COLUMNS)
     return query(uris, f"SELECT {columns} FROM atlas ORDER BY players, penalty_cards, cards, deck", notes)

@@ -159,8 +159,8 @@ class Ownership:
                    f"{self.fingerprint})"
         if not 0 <= k < self.plan.count:
             return f"shard {k} there is not among this run's {self.plan.count:,} shards"
-        if summary.strategy != self.plan.config.strategy or \
-                summary.params != json.dumps(self.plan.shard(k).params, sort_keys=True):
+        planned = self.plan.shard(k)
+        if (summary.strategy, summary.params) != (planned.strategy, json.dumps(planned.params, sort_keys=True)):
             return f"shard {k} there computed something else than this run's shard {k} ({summary.params})"
         return None
 

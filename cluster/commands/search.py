@@ -142,11 +142,11 @@ def print_report(report: RunReport, as_json: bool) -> int:
         print(f"cycles: {report.cycles} distinct (bmn cycles {uri})")
     else:
         print("cycles: no cycle found")
-    atlas = report.strategy == "atlas"
+    own = report.table  # a table of the strategy's own (the atlas), printed by the command of its name
     print(f"tables: {uri}/games.parquet, cycles.parquet, shards.parquet, histogram.parquet"
-          + (", atlas.parquet" if atlas else ""))
-    if atlas:
-        print(f"atlas:  bmn atlas {uri}")
+          + (f", {own}.parquet" if own else ""))
+    if own:
+        print(f"{own}:  bmn {own} {uri}")
     print(f"query:  bmn query {uri} \"SELECT hands, cards, tricks FROM games ORDER BY cards DESC LIMIT 10\"")
     print("replay: bmn play HAND/HAND")
     if report.state == "interrupted":

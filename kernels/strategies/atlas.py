@@ -156,6 +156,7 @@ def run_atlas(deck: str, split, lo: int, hi: int, balanced: bool, basins: bool, 
 
 class Atlas(Strategy):
     name = "atlas"
+    own_table = "atlas"  # cluster/atlas.py builds it; `bmn atlas RUN` prints it
     summary = "every deal of each deck of a family (penalty cards, plain cards from A to B): one row per deck"
     params = (
         Param("plain", "", "plain-card counts of the family's decks, A:B (such as \"16:20\")", kind=str),

@@ -117,6 +117,7 @@ class Strategy:
     backward: bool = False  # uses backward play: two players with equal hands
     takes_deals_file: bool = False  # reads deals_file into the run (kept in the run as inputs.txt)
     needs_deal: bool = False  # reads `deal`
+    own_table: str | None = None  # a summary table of its own (its name, and the bmn command that prints it)
     wrapper: Callable[..., ShardResult]  # run_<name> (set it with staticmethod)
 
     def identity(self, params: dict) -> dict:
