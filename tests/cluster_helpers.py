@@ -44,6 +44,27 @@ def direct_tables(config) -> dict[str, pa.Table]:
     return build_tables(contents)
 
 
+def offline_run(out, **values):
+    """A finished run written as a search writes it, without Ray: run.json, the shard files from the
+    kernels, then `run_search` with nothing left to compute (it writes the tables and starts no Ray)."""
+    from cluster.coordinator import run_search
+    from cluster.runmeta import open_run
+    from cluster.tables import shard_file_name, shard_file_table
+
+    config = make_config(out, **values)
+    store = RunStore(str(out))
+    store.make_root()
+    open_run(config, store, resume=False)
+    plan = Plan(config)
+    runner = ShardRunner(config.deck, plan.space.split, config.strategy)
+    for k in range(plan.count):
+        table, summary = runner.run(plan.shard(k))
+        store.write_parquet(shard_file_name(k), shard_file_table(table, [summary]))
+    report = run_search(config, resume=True)
+    assert report.state == "finished" and report.shards_done == plan.count
+    return out
+
+
 def assert_same_tables(a: dict[str, pa.Table], b: dict[str, pa.Table]) -> None:
     for name in ("games", "cycles", "histogram"):
         assert a[name].equals(b[name]), name

@@ -15,6 +15,8 @@ from cluster.config import _top_level_keys, build_config, load_toml
 from kernels.errors import BmnError
 from kernels.strategies import REGISTRY
 
+from cluster_helpers import offline_run
+
 KEYS = sorted(_top_level_keys())
 TABLE_KEYS = sorted({p.name for s in REGISTRY.values() for p in s.params} | {"junk"})
 
@@ -62,6 +64,43 @@ WORDS = ["play", "rank", "unrank", "search", "resume", "status", "query", "top",
 @settings(max_examples=300)
 @given(st.lists(st.one_of(st.sampled_from(WORDS), st.text(max_size=12)), min_size=1, max_size=7))
 def test_any_command_line_gives_a_result_or_one_sentence(monkeypatch_session, argv):
+    check_command_line(argv)
+
+
+@pytest.fixture(scope="module")
+def real_places(tmp_path_factory):
+    """A finished run (written without Ray), a folder that is not a run, a run folder to be, and
+    addresses of no Ray cluster: the words a user types most."""
+    root = tmp_path_factory.mktemp("fuzz")
+    run = offline_run(root / "run", strategy="exhaustive", deck="0:4,1:2,2:2", shard_size=500, min_cards=10)
+    (root / "plain").mkdir()
+    (root / "plain" / "notes.txt").write_text("not a run\n")
+    return [str(run), str(root / "plain"), str(root / "new"), "--out", "--address", "garbage", "127.0.0.1:1",
+            "http://127.0.0.1:8265", "s3://KEY:SECRET@bucket/run", "atlas", "resume", "status", "compact", "query",
+            "top", "cycles", "search", "SELECT * FROM games", "--json", "--format", "csv"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_any_command_line_over_real_runs_and_addresses_gives_a_result_or_one_sentence(monkeypatch_session,
+                                                                                     real_places, data):
+    """The same, with real run folders, `--out` and `--address` among the words (searches and resumes
+    that would start are refused by the fixture; `compact` really compacts the fuzz's own run)."""
+    argv = data.draw(st.lists(st.one_of(st.sampled_from(real_places), st.sampled_from(WORDS)), min_size=1, max_size=6))
+    check_command_line(argv)
+
+
+def test_the_command_lines_users_type_over_real_runs(monkeypatch_session, real_places):
+    run, plain, new = real_places[:3]
+    cases = [(["status", run], 0), (["query", run, "SELECT * FROM games"], 0), (["top", run], 0), (["cycles", run], 0),
+             (["compact", run], 0), (["atlas", run], 2), (["status", plain], 2), (["query", new, "SELECT 1"], 2),
+             (["resume", plain], 2), (["search", "--out", "s3://KEY:SECRET@bucket/run"], 2),
+             (["search", "--address", "garbage", "--out", new], 2), (["status", run, "--json"], 0)]
+    for argv, expected in cases:
+        assert check_command_line(argv) == expected, argv
+
+
+def check_command_line(argv: list[str]) -> int:
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         try:
@@ -73,6 +112,7 @@ def test_any_command_line_gives_a_result_or_one_sentence(monkeypatch_session, ar
     if code == 2:
         lines = [line for line in err.getvalue().splitlines() if line.strip()]
         assert lines and lines[-1].startswith("bmn") and "error" in lines[-1], (argv, err.getvalue())
+    return code
 
 
 @pytest.fixture(scope="module")
