@@ -28,7 +28,8 @@ def compact(uri: str, shards_per_file: int = DEFAULT_SHARDS_PER_FILE) -> dict:
     config = read_run_config(uri)
     store.acquire()
     try:
-        contents = read_contents(store, owner=Ownership(Plan(config), config.fingerprint()))
+        owner = Ownership(Plan(config), config.fingerprint())
+        contents = read_contents(store, owner=owner)
         # Files holding another run's shards go to foreign/ whole (this run's shards among them are
         # in memory, and written into the merged files below); the rest is merged.
         foreign = set_aside(store, list(contents.foreign), FOREIGN_DIR)
@@ -47,7 +48,7 @@ def compact(uri: str, shards_per_file: int = DEFAULT_SHARDS_PER_FILE) -> dict:
             if rel not in written:
                 store.delete(rel)
         # The summary tables do not change, but a run compacted before its end gets them now.
-        write_tables(store, build_tables(read_contents(store, owner=Ownership(Plan(config), config.fingerprint()))))
+        write_tables(store, build_tables(read_contents(store, owner=owner)))
         return {"files_before": len(before) + len(foreign), "files_after": len(written), "shards": len(ids),
                 "foreign": [(rel, target, contents.foreign[rel]) for rel, target in zip(contents.foreign, foreign)]}
     finally:

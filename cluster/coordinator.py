@@ -79,7 +79,6 @@ class RunReport:
     session_deals: int = 0  # deals played by this run of the coordinator
     work_s: float = 0.0  # from the first shard handed out to the last one collected
     set_aside: list[str] = field(default_factory=list)  # damaged shard files moved into damaged/
-    strategy: str = ""
     table: str | None = None  # the strategy's own summary table, if it has one (the atlas)
     missing: list[int] = field(default_factory=list)  # "incomplete": the shards the tables miss
 
@@ -449,8 +448,8 @@ class Coordinator:
         t = self.totals
         return RunReport(self.store.uri, state, self.plan.count, t.done, t.failed, t.deals, t.cards,
                          round(time.time() - t0, 2), len(t.cycle_ids), list(t.longest), self.new,
-                         self.session_deals, round(work, 3), list(self.set_aside), self.config.strategy,
-                         self.plan.strategy.own_table, list(self.missing))
+                         self.session_deals, round(work, 3), list(self.set_aside), self.plan.strategy.own_table,
+                         list(self.missing))
 
 
 def _write_failure(store: RunStore, what: str, error: BaseException, done: int) -> WriteFailed:

@@ -48,9 +48,11 @@ def run_tables(uri: str, notes: list[str] | None = None) -> dict[str, pa.Table]:
             tables = {name: store.read_parquet(f"{name}.parquet") for name in TABLES}
         except (OSError, pa.ArrowException):
             tables = None  # missing or damaged summary tables: rebuilt from the shard files below
+    plan = None
     if tables is None:
         config = read_run_config(uri)
-        contents = read_contents(store, owner=Ownership(Plan(config), config.fingerprint()))
+        plan = Plan(config)
+        contents = read_contents(store, owner=Ownership(plan, config.fingerprint()))
         tables = build_tables(contents)
         for rel, why in contents.damaged.items():
             _note(notes, f"{uri}: {rel} is damaged ({why}); `bmn resume {uri}` recomputes its shards")
@@ -58,7 +60,7 @@ def run_tables(uri: str, notes: list[str] | None = None) -> dict[str, pa.Table]:
             _note(notes, f"{uri}: {rel} is not this run's ({why}); its shards are not counted (`bmn resume "
                          f"{uri}` moves it to foreign/)")
     if not running and notes is not None:
-        planned = Plan(read_run_config(uri)).count
+        planned = (plan or Plan(read_run_config(uri))).count
         have = {s.shard for s in manifest_summaries(tables["shards"]) if s.done}
         missing = sorted(set(range(planned)) - have)
         if missing:

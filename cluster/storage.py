@@ -300,7 +300,7 @@ class RunStore:
     def _lock_bytes(self) -> bytes | None:
         try:
             return self.read_bytes(LOCK)
-        except (FileNotFoundError, OSError):
+        except OSError:
             return None
 
     def acquire(self, notice=None) -> None:
@@ -428,13 +428,8 @@ class RunStore:
     @staticmethod
     def _stale(holder: LockInfo) -> bool:
         if holder.host == socket.gethostname():
-            try:
-                os.kill(holder.pid, 0)
-            except ProcessLookupError:
+            if not _process_alive(holder.pid):
                 return True  # that job is gone
-            except PermissionError:
-                pass
-            else:
-                if holder.pid == os.getpid():
-                    return False
+            if holder.pid == os.getpid():
+                return False
         return time.time() - holder.heartbeat > LOCK_STALE_S

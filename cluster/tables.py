@@ -287,11 +287,11 @@ def read_contents(store: RunStore, known: dict[str, tuple] | None = None, owner:
     return contents
 
 
-def set_aside(store: RunStore, damaged, folder: str = DAMAGED_DIR) -> list[str]:
+def set_aside(store: RunStore, files, folder: str = DAMAGED_DIR) -> list[str]:
     """Move shard files into damaged/ (kept for inspection; or another folder: foreign/ for other
     runs' files); their shards are then missing and a resume recomputes them. Returns where they went."""
     moved = []
-    for rel in damaged:
+    for rel in files:
         target = f"{folder}/{rel.rsplit('/', 1)[-1]}.{int(time.time())}"
         store.move(rel, target)
         moved.append(target)

@@ -207,11 +207,11 @@ class Atlas(Strategy):
         return sum(shards for *_, shards in layout(config, params))
 
     def shard(self, config, space, params, k):
-        entries = layout(config, params)
-        for deck, split, shards in entries:
+        for deck, split, shards in layout(config, params):
             if k < shards:
                 lo = k * config.shard_size
-                per_deck = sum(n for d, _, n in entries if d == deck)
+                # Every split of a deck holds its `deals` orders, so each is cut into as many shards.
+                per_deck = shards * len(deck.splits(config.players))
                 return ShardSpec({"deck": deck.spec, "split": list(split), "lo": lo,
                                   "hi": min(deck.deals, lo + config.shard_size), "balanced": split == deck.split,
                                   "basins": deck.census, "deck_shards": per_deck, **bounds(config)})
