@@ -379,11 +379,11 @@ class RunStore:
         while not self._stop_renewing.wait(LOCK_STALE_S / RENEWALS_PER_LEASE):
             try:
                 self.heartbeat()
-            except BmnError as error:
+            except (StoreUnavailable, OSError):
+                pass  # a store that fails for a while: the next renewal tries again
+            except BmnError as error:  # another job took the run over
                 self.lost = str(error)
                 return
-            except OSError:
-                pass  # a store that fails for a moment: the next renewal tries again
 
     def heartbeat(self) -> None:
         """Renew the lease now; a BmnError if another job took the run over."""

@@ -342,3 +342,22 @@ def test_a_flipped_bit_in_a_page_is_caught_by_its_checksum(store):
     store.write_bytes("t.parquet", bytes(data))
     with pytest.raises(OSError, match="CRC checksum verification failed"):
         store.read_parquet("t.parquet")
+
+
+def test_a_store_that_fails_for_a_while_does_not_lose_the_lease(endpoint, monkeypatch):
+    """The renewals meet a store that fails every read for a while (StoreUnavailable): that is not
+    another job taking the run over, and the lease is renewed again once the store answers."""
+    monkeypatch.setattr(storage, "LOCK_STALE_S", 0.3)
+    monkeypatch.setattr(storage, "READ_BACKOFF_S", 0.0)
+    store = RunStore(f"s3://{BUCKET}/{uuid.uuid4().hex}/run?endpoint_override={endpoint}")
+    store.acquire()
+    real = store.fs
+    store.fs = FlakyStore(real, 10 ** 6)
+    assert wait_until(lambda: store.fs.opens > 2 * (storage.READ_RETRIES + 1))  # renewals that failed
+    store.fs = real
+    before = store.read_lock().renewal
+    assert wait_until(lambda: (store.read_lock() or LockInfo("", "", 0, 0, 0)).renewal > before)
+    assert store.lost is None and store.read_lock().owner == store.owner
+    store.heartbeat()
+    store.release()
+    assert not store.exists(LOCK)
