@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install notebook clean image
+.PHONY: run test install notebook clean image lock
 
 # make notebook RUN=runs/local   (or several runs separated by commas; none: the notebook makes one)
 RUN ?=
@@ -37,8 +37,28 @@ notebook: $(STAMP)
 VERSION = $(shell $(PYTHON) -c "import tomllib; print(tomllib.load(open('pyproject.toml', 'rb'))['project']['version'])")
 IMAGE ?= ghcr.io/YOUR-ORG/bmn:$(VERSION)
 
-image:
-	docker build -f configs/Dockerfile --build-arg BMN_VERSION=$(VERSION) -t $(IMAGE) .
+# The base image is pinned by digest (configs/base-image.digest). The first `make image` pulls the
+# tag the Dockerfile names and records its digest there: commit that file, and every later build
+# (anyone's) starts from the same bytes. To move to a newer base, delete the file and build again.
+RAY_BASE = $(shell sed -n 's/^FROM \([^@]*\)@.*/\1/p' configs/Dockerfile)
+BASE_DIGEST = configs/base-image.digest
+
+$(BASE_DIGEST):
+	docker pull $(RAY_BASE)
+	docker inspect --format '{{index .RepoDigests 0}}' $(RAY_BASE) | sed 's/.*@//' > $@
+	@echo "recorded the digest of $(RAY_BASE) in $@: commit it"
+
+image: $(BASE_DIGEST)
+	docker build -f configs/Dockerfile --build-arg BMN_VERSION=$(VERSION) \
+	    --build-arg RAY_BASE_DIGEST=$$(cat $(BASE_DIGEST)) -t $(IMAGE) .
+
+# configs/image-requirements.lock: every Python package of the image, pinned and hashed, made from
+# pyproject.toml's dependencies for the image's Python (3.11, x86-64 Linux).
+lock: $(STAMP)
+	$(VENV)/bin/python -m pip install --quiet uv
+	$(VENV)/bin/uv pip compile pyproject.toml --quiet --python-version 3.11 \
+	    --python-platform x86_64-manylinux_2_28 --generate-hashes --custom-compile-command "make lock" \
+	    -o configs/image-requirements.lock
 
 clean:
 	rm -rf $(VENV) build *.egg-info

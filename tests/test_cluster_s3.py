@@ -124,3 +124,68 @@ def test_shard_files_go_to_a_slow_store_many_at_once_one_request_each(slow_store
     store.requests.clear()
     assert run.read_parquet(shard_file_name(3)).schema.metadata
     assert len(store.requests) == 2, store.requests
+
+
+class _RecordingStore:
+    """moto's S3 as a WSGI app that records every request: method, path, query, headers, and the body
+    of a multi-object delete (its keys); other bodies (chunked uploads among them) pass untouched."""
+
+    def __init__(self):
+        from moto.server import create_backend_app
+
+        self.app, self.requests = create_backend_app("s3"), []
+
+    def __call__(self, environ, start_response):
+        import io
+
+        body = b""
+        if environ["REQUEST_METHOD"] == "POST" and "delete" in environ.get("QUERY_STRING", ""):
+            body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))  # the keys deleted
+            environ["wsgi.input"] = io.BytesIO(body)
+        headers = {k[5:].replace("_", "-").lower(): v for k, v in environ.items() if k.startswith("HTTP_")}
+        self.requests.append((environ["REQUEST_METHOD"], environ["PATH_INFO"], environ.get("QUERY_STRING", ""),
+                              headers, body))
+        return self.app(environ, start_response)
+
+
+def test_a_runs_requests_fall_within_the_head_policy(ray_address, tmp_path):
+    """A search, its status, a query, a compaction and a resume of the finished run, on S3: every
+    request it makes is one configs/aws-head-policy.json allows the driver (it lists the bucket
+    only under the run's prefix, and touches no object outside it)."""
+    import threading
+    from pathlib import Path
+
+    from werkzeug.serving import make_server
+
+    import aws_policy
+    from cluster.compact import compact
+    from cluster.query import query
+
+    store = _RecordingStore()
+    server = make_server("127.0.0.1", free_port(), store, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    endpoint = f"http://127.0.0.1:{server.server_port}"
+    policy = aws_policy.load(Path(__file__).resolve().parents[1] / "configs" / "aws-head-policy.json",
+                             **{"YOUR-BUCKET": "bmn-policy"})
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            for key, value in AWS_TEST_ENV.items():
+                mp.setenv(key, value)
+            boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1").create_bucket(Bucket="bmn-policy")
+            store.requests.clear()
+            uri = f"s3://bmn-policy/bmn/run-1?endpoint_override={endpoint}"
+            search = {**SEARCH, "deals": 10_000}
+            assert run_search(make_config(uri, workers=1, **search)).state == "finished"
+            assert run_status_dict(uri)["shards_done"] == 2
+            assert query([uri], "SELECT count(*) AS n FROM games").num_rows == 1
+            compact(uri)
+            assert run_search(make_config(uri, workers=1, **search), resume=True).state == "finished"
+    finally:
+        server.shutdown()
+    assert len(store.requests) > 20
+    refused = []
+    for method, path, query_string, headers, body in store.requests:
+        for action, resource, context in aws_policy.s3_authorizations(method, path, query_string, headers, body):
+            if not aws_policy.allows(policy, action, resource, context):
+                refused.append(f"{method} {path}?{query_string} ({action} {resource} {context})")
+    assert not refused, "\n".join(refused[:10])

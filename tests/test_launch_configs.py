@@ -14,11 +14,13 @@ import shlex
 import shutil
 import subprocess
 import tomllib
+import urllib.parse
 from pathlib import Path, PurePosixPath
 
 import pytest
 import yaml
 
+import aws_policy
 from cluster.cli import build_parser, protect_positionals
 from cluster.commands.search import config_from_args
 
@@ -26,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"
 DOCKERFILE = CONFIGS / "Dockerfile"
 LAUNCH_FILES = [CONFIGS / "cluster-aws.yaml", CONFIGS / "rayjob.yaml", CONFIGS / "k8s-service-accounts.yaml",
-                DOCKERFILE, CONFIGS / "aws-head-policy.json"]
+                CONFIGS / "k8s-network-policy.yaml", DOCKERFILE, CONFIGS / "aws-head-policy.json"]
 STATIC_AWS_KEYS = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}
 
 
@@ -118,7 +120,8 @@ def test_cluster_launcher_yaml_passes_rays_schema():
         and not config.get("worker_setup_commands")
     assert not any("pip install" in c for c in config.get("initialization_commands", []))
     for name, node_type in config["available_node_types"].items():
-        assert node_type["node_config"].get("ImageId", "").startswith("ami-"), name
+        image = node_type["node_config"].get("ImageId", "")
+        assert image.startswith(("ami-", "resolve:ssm:/aws/service/")), name
 
 
 def test_head_keeps_the_autoscalers_rights_and_workers_get_no_bucket():
@@ -247,7 +250,7 @@ def test_ray_and_python_versions_agree():
     assert importlib.metadata.version("ray") == ray, "the installed Ray is the pinned one"
     assert pyproject()["project"]["requires-python"] == ">=3.11"
     base = re.search(r"^FROM\s+(\S+)", DOCKERFILE.read_text(), re.M).group(1)
-    found = re.fullmatch(r"rayproject/ray:([0-9.]+)-py3(\d+)(-cpu)?(@sha256:[0-9a-f]{64})?", base)
+    found = re.fullmatch(r"rayproject/ray:([0-9.]+)-py3(\d+)(-cpu)?@\$\{RAY_BASE_DIGEST\}", base)
     assert found, base
     assert found.group(1) == ray == rayjob()["spec"]["rayClusterSpec"]["rayVersion"]
     assert int(found.group(2)) >= 11
@@ -306,6 +309,242 @@ def test_cloud_guide_covers_both_launchers():
         assert needed in guide, needed
 
 
+# --- secure defaults -----------------------------------------------------------------------------
+
+REGION_KEY = "aws:RequestedRegion"
+
+
+def head_policy() -> dict:
+    return aws_policy.load(CONFIGS / "aws-head-policy.json")
+
+
+def test_nodes_use_the_users_security_group_not_rays_open_default(monkeypatch):
+    """Ray makes a group admitting SSH from 0.0.0.0/0 for any node type without SecurityGroupIds;
+    run through Ray's own code, this config makes none (it never reaches AWS to make one)."""
+    from ray.autoscaler._private.aws import config as aws_config
+    from ray.autoscaler._private.util import fillout_defaults
+
+    config = launcher()
+    groups = {name: node_type["node_config"].get("SecurityGroupIds")
+              for name, node_type in config["available_node_types"].items()}
+    assert all(groups.values()), groups
+    assert len({tuple(g) for g in groups.values()}) == 1, "head and workers share one group"
+    assert "security_group" not in config["provider"], "no rules added to a group Ray makes"
+
+    def no_aws(*args, **kwargs):
+        raise AssertionError("Ray would make its own security group")
+
+    monkeypatch.setattr(aws_config, "_upsert_security_groups", no_aws)
+    aws_config._configure_security_group(fillout_defaults(config))
+    # The guide says how to make the group: SSH from the user's address, all traffic within it.
+    guide = (ROOT / "README.md").read_text().replace("\\\n", " ")
+    ssh = re.search(r"aws ec2 authorize-security-group-ingress [^\n]*--port 22 [^\n]*", guide).group(0)
+    assert '--cidr "$MY_IP/32"' in ssh and "0.0.0.0" not in guide
+    assert re.search(r'authorize-security-group-ingress --group-id "\$SG" --source-group "\$SG"', guide)
+    assert "sg-YOUR-GROUP" in guide
+
+
+def test_nodes_require_imdsv2():
+    for name, node_type in launcher()["available_node_types"].items():
+        options = node_type["node_config"].get("MetadataOptions", {})
+        assert options.get("HttpTokens") == "required", name
+        assert options.get("HttpEndpoint", "enabled") == "enabled", name
+        # The instance role is read from inside the container, one hop beyond the host.
+        assert options.get("HttpPutResponseHopLimit", 1) >= 2, name
+
+
+def test_nodes_boot_a_current_ami_with_docker_that_the_head_may_resolve():
+    from ray.autoscaler._private.aws.config import DEFAULT_AMI
+
+    config = launcher()
+    region = config["provider"]["region"]
+    policy = head_policy()
+    for name, node_type in config["available_node_types"].items():
+        image = node_type["node_config"]["ImageId"]
+        assert image not in DEFAULT_AMI.values(), f"{name}: Ray's default AMI is Ubuntu 18.04, out of support"
+        parameter = image.removeprefix("resolve:ssm:")
+        assert re.fullmatch(r"/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-"
+                            r"(2[4-9]|[3-9]\d)\.04/latest/ami-id", parameter), image
+        if name != config["head_node_type"]:  # the head starts workers, resolving the parameter
+            arn = f"arn:aws:ssm:{region}::parameter{parameter}"
+            assert aws_policy.allows(policy, "ssm:GetParameters", arn), arn
+
+
+def run_instances(config: dict, node_type: str, **changes) -> dict[str, dict]:
+    """The resources and condition keys of the RunInstances call the autoscaler makes for a worker
+    of `node_type` (as ray.autoscaler's AWS node provider builds it), with `changes` applied."""
+    node = config["available_node_types"][node_type]["node_config"]
+    region = changes.get("region", config["provider"]["region"])
+    request = {REGION_KEY: region,
+               "aws:RequestTag/ray-cluster-name": changes.get("tag", config["cluster_name"]),
+               "ec2:InstanceType": changes.get("instance_type", node["InstanceType"]),
+               "ec2:MetadataHttpTokens": changes.get("http_tokens", node["MetadataOptions"]["HttpTokens"])}
+    account = "ACCOUNT_ID"
+    resources = {f"arn:aws:ec2:{region}:{account}:instance/i-0": request}
+    for kind in ("subnet", "network-interface", "security-group", "volume"):
+        resources[f"arn:aws:ec2:{region}:{account}:{kind}/x-0"] = {REGION_KEY: region}
+    if node.get("InstanceMarketOptions", {}).get("MarketType") == "spot":
+        resources[f"arn:aws:ec2:{region}:{account}:spot-instances-request/sir-0"] = {REGION_KEY: region}
+    resources[f"arn:aws:ec2:{region}::image/ami-0"] = {REGION_KEY: region,
+                                                       "ec2:Owner": changes.get("owner", "amazon")}
+    return resources
+
+
+def test_head_may_start_only_this_clusters_workers():
+    config = launcher()
+    policy = head_policy()
+    workers = [n for n in config["available_node_types"] if n != config["head_node_type"]]
+    assert workers
+
+    def allowed(resources):
+        return all(aws_policy.allows(policy, "ec2:RunInstances", arn, context)
+                   for arn, context in resources.items())
+
+    for worker in workers:
+        assert allowed(run_instances(config, worker)), worker
+    worker = workers[0]
+    head_type = config["available_node_types"][config["head_node_type"]]["node_config"]["InstanceType"]
+    for change in ({"instance_type": "p5.48xlarge"}, {"instance_type": head_type}, {"region": "ap-south-1"},
+                   {"tag": "someone-else"}, {"http_tokens": "optional"}, {"owner": "123456789012"}):
+        assert not allowed(run_instances(config, worker, **change)), change
+
+
+def test_driver_lists_and_writes_only_under_the_runs_prefix():
+    policy = head_policy()
+    outs = [rayjob()["spec"]["entrypoint"]]
+    for text in ((CONFIGS / "cluster-aws.yaml").read_text(), (ROOT / "README.md").read_text()):
+        outs += re.findall(r"-- bmn search [^\n`]*", text.replace("\\\n", " "))
+    for command in outs:
+        out = urllib.parse.urlparse(re.search(r"--out (\S+)", command).group(1))
+        prefix = out.path.lstrip("/") + "/"
+        bucket = f"arn:aws:s3:::{out.netloc}"
+        assert aws_policy.allows(policy, "s3:ListBucket", bucket, {"s3:prefix": prefix + "shards/"}), command
+        assert aws_policy.allows(policy, "s3:PutObject", f"{bucket}/{prefix}run.json"), command
+    bucket = "arn:aws:s3:::YOUR-BUCKET"
+    for prefix in (None, "", "other/", "bm"):
+        context = {} if prefix is None else {"s3:prefix": prefix}
+        assert not aws_policy.allows(policy, "s3:ListBucket", bucket, context), prefix
+    assert not aws_policy.allows(policy, "s3:GetObject", f"{bucket}/other/secret")
+    assert not aws_policy.allows(policy, "s3:ListBucket", "arn:aws:s3:::another-bucket", {"s3:prefix": "bmn/"})
+
+
+def network_policy() -> dict:
+    [policy] = [d for d in yaml.safe_load_all((CONFIGS / "k8s-network-policy.yaml").read_text()) if d]
+    return policy
+
+
+def pod_labels(job: dict) -> dict[str, dict]:
+    spec = job["spec"]
+    templates = {"head": spec["rayClusterSpec"]["headGroupSpec"]["template"],
+                 "submitter": spec["submitterPodTemplate"]}
+    for group in spec["rayClusterSpec"]["workerGroupSpecs"]:
+        templates[f"worker group {group['groupName']}"] = group["template"]
+    return {name: t.get("metadata", {}).get("labels", {}) for name, t in templates.items()}
+
+
+def test_network_policy_confines_every_pod_of_the_job():
+    policy = network_policy()
+    assert (policy["apiVersion"], policy["kind"]) == ("networking.k8s.io/v1", "NetworkPolicy")
+    spec = policy["spec"]
+    selector = spec["podSelector"]["matchLabels"]
+    assert selector and set(spec["policyTypes"]) == {"Ingress", "Egress"}
+    for name, labels in pod_labels(rayjob()).items():
+        assert selector.items() <= labels.items(), f"{name} is not selected by the network policy"
+    # In: only the job's own pods, and the operator on the dashboard port alone.
+    for rule in spec["ingress"]:
+        assert rule.get("from"), "an ingress rule open to every source"
+        for peer in rule["from"]:
+            assert "ipBlock" not in peer
+            labels = peer["podSelector"]["matchLabels"]
+            if labels != selector:
+                assert labels == {"app.kubernetes.io/name": "kuberay-operator"}, labels
+                assert [p["port"] for p in rule["ports"]] == [8265]
+    # Out: the job's pods, DNS, HTTPS, and the Pod Identity agent's one address.
+    for rule in spec["egress"]:
+        ports = sorted({p["port"] for p in rule.get("ports", [])})
+        peers = rule.get("to", [])
+        if not peers:
+            assert ports == [443], rule
+        for peer in peers:
+            if "ipBlock" in peer:
+                assert peer["ipBlock"]["cidr"].endswith("/32") and ports == [80], rule
+            elif peer.get("podSelector", {}).get("matchLabels") != selector:
+                assert ports == [53], rule
+
+
+def test_pods_run_unprivileged_without_api_tokens():
+    job = rayjob()
+    for name, pod in pod_specs(job).items():
+        assert pod.get("automountServiceAccountToken") is False, name
+        security = pod.get("securityContext", {})
+        assert security.get("runAsNonRoot") is True and security.get("runAsUser", 0) != 0, name
+        assert security.get("seccompProfile", {}).get("type") == "RuntimeDefault", name
+        for container in containers(pod):
+            own = container.get("securityContext", {})
+            assert own.get("allowPrivilegeEscalation") is False, (name, container["name"])
+            assert own.get("capabilities", {}).get("drop") == ["ALL"], (name, container["name"])
+            assert not own.get("privileged") and own.get("runAsUser", 1) != 0, (name, container["name"])
+    for account in yaml.safe_load_all((CONFIGS / "k8s-service-accounts.yaml").read_text()):
+        if account and account.get("kind") == "ServiceAccount":
+            assert account.get("automountServiceAccountToken") is False, account["metadata"]["name"]
+    guide = (ROOT / "README.md").read_text()
+    assert "kubectl apply -f configs/k8s-network-policy.yaml" in guide
+
+
+def lock_entries() -> dict[str, tuple[str, list[str]]]:
+    """configs/image-requirements.lock as {name: (version, hashes)}."""
+    from packaging.utils import canonicalize_name
+
+    entries: dict[str, tuple[str, list[str]]] = {}
+    text = (CONFIGS / "image-requirements.lock").read_text().replace("\\\n", " ")
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        found = re.fullmatch(r"([A-Za-z0-9._-]+)(\[[^\]]*\])?==(\S+)((?:\s+--hash=sha256:[0-9a-f]{64})+)", line)
+        assert found, f"not a pinned and hashed requirement: {line[:80]}"
+        entries[canonicalize_name(found.group(1))] = (found.group(3), re.findall(r"[0-9a-f]{64}", found.group(4)))
+    return entries
+
+
+def test_image_installs_its_packages_from_the_hashed_lock():
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    locked = lock_entries()
+    for dependency in pyproject()["project"]["dependencies"]:
+        requirement = Requirement(dependency.split("#")[0])
+        name = canonicalize_name(requirement.name)
+        assert name in locked, f"the lock lacks {name}: run make lock"
+        assert requirement.specifier.contains(locked[name][0]), f"the lock's {name} {locked[name][0]} misses {requirement}"
+    assert locked["ray"][0] == pinned_ray()
+    runs = [" ".join(shlex.split(line)) for line in DOCKERFILE.read_text().replace("\\\n", " ").splitlines()
+            if line.startswith("RUN ")]
+    installs = [r for r in runs if "pip install" in r]
+    assert any("--require-hashes -r configs/image-requirements.lock" in r for r in installs), installs
+    assert all("--require-hashes" in r or "--no-deps ." in r for r in installs), "every pip install is pinned"
+    layout, _ = dockerfile_layout()
+    assert PurePosixPath("/home/ray/bmn/configs/image-requirements.lock") in layout
+
+
+def test_base_image_is_pinned_by_digest(tmp_path):
+    text = DOCKERFILE.read_text()
+    before_from = text[:text.index("\nFROM ")]
+    assert re.search(r"^ARG RAY_BASE_DIGEST$", before_from, re.M), "the digest is an ARG without a default"
+    recorded = CONFIGS / "base-image.digest"
+    if recorded.exists():
+        assert re.fullmatch(r"sha256:[0-9a-f]{64}", recorded.read_text().strip())
+    # What `make image` runs, given a recorded digest: the build is handed exactly that digest.
+    digest = tmp_path / "digest"
+    digest.write_text("sha256:" + "ab" * 32 + "\n")
+    dry = subprocess.run(["make", "-n", "-C", str(ROOT), "image", f"BASE_DIGEST={digest}"],
+                         capture_output=True, text=True, timeout=60)
+    assert dry.returncode == 0, dry.stderr
+    build = " ".join(dry.stdout.replace("\\\n", " ").split())
+    assert f"--build-arg RAY_BASE_DIGEST=$(cat {digest})" in build and "docker pull" not in build
+    assert f"-t {image_tag()} ." in build
+
+
 # --- building the image --------------------------------------------------------------------------
 
 def docker_daemon() -> str | None:
@@ -323,12 +562,17 @@ def docker_daemon() -> str | None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
-def test_dockerfile_builds_and_holds_what_the_launchers_use():
+def test_dockerfile_builds_and_holds_what_the_launchers_use(tmp_path):
     reason = docker_daemon()
     if reason:
         pytest.skip(reason)
     tag = "bmn-test-build:" + pyproject()["project"]["version"]
-    subprocess.run(["docker", "build", "-f", str(DOCKERFILE), "-t", tag, str(ROOT)], check=True, timeout=3000)
+    # As a user builds it, under a test tag: from the recorded base digest, or (none recorded yet)
+    # one this test records outside the repository.
+    digest = CONFIGS / "base-image.digest"
+    digest = digest if digest.exists() else tmp_path / "base-image.digest"
+    subprocess.run(["make", "-C", str(ROOT), "image", f"IMAGE={tag}", f"BASE_DIGEST={digest}"],
+                   check=True, timeout=3000)
     try:
         check = ("test -f /home/ray/bmn/configs/cluster.toml"
                  " && python -c 'import ray, sys; print(ray.__version__); sys.exit(sys.version_info < (3, 11))'"
