@@ -24,7 +24,8 @@ from kernels.strategies.base import OPTIONAL_KEYS
 from .storage import refuse_credentials
 
 # Keys that say how a run is executed, not what it computes: they may change when a run is resumed.
-EXECUTION_KEYS = ("out", "workers", "max_workers", "address", "time_limit", "progress", "max_attempts", "in_flight")
+EXECUTION_KEYS = ("out", "workers", "max_workers", "address", "time_limit", "progress", "max_attempts", "in_flight",
+                  "shard_timeout")
 
 # Strategies with a table of their own parameters (`[climb] pool = ...`): the table's name is the
 # strategy's name.
@@ -59,6 +60,9 @@ class SearchConfig:
     progress: bool = True
     max_attempts: int = 3
     in_flight: int = 2  # shards queued per worker
+    # Seconds a worker may spend on one shard before it is taken for stuck and the shard reissued;
+    # 0: automatic (cluster/pool.py: ten times the slowest shard so far, at least five minutes).
+    shard_timeout: float = 0
 
     # Filled by resolve() for the deals and extend strategies: the deals of the deals file, kept in
     # the run directory (inputs.txt) so a run never depends on the file again; only their hash
@@ -177,7 +181,7 @@ KEYS: dict[str, Param] = {p.name: p for p in (
     _key("deals_file", **_TEXT), _key("deal", **_TEXT), _key("out", kind=str),
     _key("workers", **_BOUND), _key("max_workers", **_BOUND), _key("address", **_TEXT),
     _key("time_limit", kind=float, minimum=0), _key("progress", kind=bool),
-    _key("max_attempts", **_COUNT), _key("in_flight", **_COUNT),
+    _key("max_attempts", **_COUNT), _key("in_flight", **_COUNT), _key("shard_timeout", kind=float, minimum=0),
     _key("input_sha256", **_TEXT), _key("input_count", **_BOUND),
 )}
 

@@ -1,4 +1,5 @@
-"""The coordinator: schedules a plan's shards on Ray actors, retries the lost ones, writes results.
+"""The coordinator: the run loop. It hands a plan's shards to the pool of Ray actors (pool.py: the
+actors, their scaling, loss, retries and deadlines) and writes what comes back.
 
 One path for data: plan -> shard description to an actor -> the actor runs the kernels ->
 candidate rows and summary back -> the coordinator writes the shard file atomically -> at the
@@ -9,13 +10,14 @@ The cluster may change under a search:
   search waits (and says so); an actor is added for every CPU that joins, those of nodes that leave
   go with them, and on a cluster with an autoscaler the capacity the pending shards need is asked
   for (`max_workers` caps both). `workers = N` keeps N actors.
-- an actor that dies mid-shard (killed, out of memory, node lost): its shards go back in the
-  queue and run on another actor. After `max_attempts` attempts a shard is written as failed (no
-  rows) and the run goes on; `bmn resume` tries it again.
+- an actor that dies mid-shard (killed, out of memory, node lost), or stays on one shard past its
+  deadline: its shards go back in the queue and run on another actor. After `max_attempts`
+  attempts a shard is written as failed (no rows) and the run goes on; `bmn resume` tries it again.
 - the cluster itself gone (the node the driver runs on, or the head, dead; its control store
   unreachable for a minute): the search stops with one sentence saying so; what was written is
   kept and `bmn resume RUN` continues.
-- a driver that dies (Ctrl-C, SIGKILL, preempted): finished shards are on disk; `bmn resume RUN`
+- a driver stopped (Ctrl-C, or SIGTERM from `ray job stop`) ends "interrupted" within a second or
+  two, its lease released; one that dies (SIGKILL, preempted): finished shards are on disk; `bmn resume RUN`
   (or the same command again) skips them and runs the rest. Shard files are named by shard id and
   written in one step, so nothing is lost and nothing is counted twice.
 
@@ -40,7 +42,8 @@ from kernels.decks import parse_deck
 from kernels.errors import BmnError
 
 from .config import SearchConfig
-from .plan import Plan, Shard
+from .plan import Plan
+from .pool import Outcome, ShardPool
 from .progress import ProgressView
 from .raycluster import ClusterHealth, cluster_address, connect, request_capacity, withdraw_capacity
 from .runmeta import check_new_run_folder, open_run
@@ -54,8 +57,9 @@ from .worker import WORKER_ENV, ShardWorker
 HEARTBEAT_S = 5.0
 HEALTH_S = 2.0  # how often the cluster's health is checked (a cheap call to the control store)
 SCALE_S = 2.0  # how often the actor pool is matched to the cluster's CPUs
-KILL_GRACE_S = 20.0  # how long a search's end waits for actors still starting (see _kill_all)
+KILL_GRACE_S = 20.0  # how long a search's end waits for actors still starting (see ShardPool.close)
 WRITE_THREADS = 32  # shard files written at once (an object store answers each in tens of ms)
+INTERRUPT_WRITES_S = 1.0  # how long an interrupted search waits for the shard files being written
 WRITE_BACKLOG = 256  # shard results waiting to be written before the loop waits for the writers
 
 
@@ -86,18 +90,6 @@ class RunReport:
         return self.__dict__.copy()
 
 
-class _Actor:
-    def __init__(self, handle, warm_ref):
-        self.handle = handle
-        self.warm_ref = warm_ref
-        self.ready = False
-        self.alive = True
-        self.where = "?"
-        self.pid: int | None = None  # known once warmed up (so a test can kill it mid-shard)
-        self.node_id: str | None = None
-        self.in_flight = 0
-
-
 class _Heartbeat(threading.Thread):
     """Writes the lock's heartbeat and progress.json every HEARTBEAT_S, off the scheduling loop."""
 
@@ -112,7 +104,7 @@ class _Heartbeat(threading.Thread):
         while not self.stopping.wait(HEARTBEAT_S):
             try:
                 self.coordinator.store.heartbeat()
-                self.coordinator._write_progress("running", self.t0)
+                self.coordinator._write_progress("running", self.t0, tables=False)
             except Exception as error:  # reported by the loop, which stops the search
                 self.error = error
                 return
@@ -131,10 +123,9 @@ class Coordinator:
         self.plan = Plan(config)
         self.owner = Ownership(self.plan, config.fingerprint())  # which shard files are this run's
         self.progress = progress or ProgressView(enabled=False)
-        self.actors: list[_Actor] = []
-        self.attempts: dict[int, int] = collections.Counter()
-        self.retry: collections.deque[int] = collections.deque()
-        self.in_flight: dict = {}  # ref -> (shard, actor, started)
+        self.pool = ShardPool(self._new_actor, self._workers_wanted, in_flight=config.in_flight,
+                              max_attempts=config.max_attempts, shard_timeout=config.shard_timeout,
+                              fixed=bool(config.workers))
         self.writes: collections.deque = collections.deque()  # (future, shard file, summary), in order
         self.writer: futures.ThreadPoolExecutor | None = None
         self.totals = RunTotals()
@@ -144,23 +135,19 @@ class Coordinator:
         # The shard files read when the run was opened: the end of the run reads only the others.
         self._read: dict[str, tuple] = {}
         self.set_aside: list[str] = []
-        self.first_dispatch: float | None = None
-        self.last_collect: float | None = None
         self.on_shard_done = None  # a hook for tests: called with the coordinator after each shard
-        self.lost_actors = 0
         self.health: ClusterHealth | None = None
         self.waiting_for_cpus = False
         self.missing: list[int] = []  # shards in neither a done nor a failed file at the end
 
-    # -- actors ---------------------------------------------------------------------------------
-    def _start_actor(self) -> None:
+    # -- actors (the pool's; these say what kind and how many) ----------------------------------------
+    def _new_actor(self):
         space = self.plan.space
         # The deck as the config writes it (the games table's deck column), unless the strategy's
         # deal space is not the config's deck (the atlas: the family's first deck).
         deck = self.config.deck if space.deck == parse_deck(self.config.deck) else space.deck.spec()
-        handle = ShardWorker.options(runtime_env={"env_vars": WORKER_ENV}).remote(deck, space.split,
-                                                                                  self.config.strategy)
-        self.actors.append(_Actor(handle, handle.warm_up.remote()))
+        return ShardWorker.options(runtime_env={"env_vars": WORKER_ENV}).remote(deck, space.split,
+                                                                                self.config.strategy)
 
     def _workers_wanted(self) -> int:
         """How many actors the search wants now: the configured number, or one per CPU of the
@@ -171,36 +158,13 @@ class Coordinator:
         return min(cpus, self.config.max_workers) if self.config.max_workers else cpus
 
     def _scale(self) -> None:
-        """Start actors until the pool has as many as wanted (dead ones no longer count)."""
-        alive = sum(a.alive for a in self.actors)
-        wanted = self._workers_wanted()
-        for _ in range(wanted - alive):
-            self._start_actor()
+        """Match the pool to the cluster; on an autoscaling cluster, ask for the CPUs the pending
+        shards could use."""
+        wanted = self.pool.scale()
         self.waiting_for_cpus = wanted == 0
         if not self.local and not self.config.workers:
-            # On an autoscaling cluster, ask for the CPUs the pending shards could use.
             left = self.plan.count - self.totals.done - self.totals.failed
             request_capacity(min(left, self.config.max_workers) if self.config.max_workers else left)
-
-    def _kill_all(self, grace: bool = True) -> None:
-        # An actor killed while Ray is still creating it (its worker leased, its constructor not yet
-        # run) keeps its CPU until the driver's job ends: Ray ignores the kill on that worker. A
-        # notebook or service running search after search would lose a CPU each time, and a search
-        # asking for every CPU would wait for ever. So actors still starting are given a moment to
-        # finish starting (they are ready, or failed, once their warm-up returns) before the kill.
-        starting = [a.warm_ref for a in self.actors if a.alive and not a.ready]
-        if starting and grace:
-            try:
-                ray.wait(starting, num_returns=len(starting), timeout=KILL_GRACE_S)
-            except Exception:
-                pass  # the cluster is gone: nothing is held on it any more
-        for actor in self.actors:
-            if actor.alive:
-                try:
-                    ray.kill(actor.handle, no_restart=True)
-                except Exception:
-                    pass
-                actor.alive = False
 
     # -- the loop -------------------------------------------------------------------------------
     def _load(self) -> set[int]:
@@ -238,7 +202,7 @@ class Coordinator:
         if not self.has_work():
             state = self._finish("finished", t0)
             return self.report(state, t0)
-        pending = (k for k in range(self.plan.count) if k not in finished)
+        pending = (self.plan.shard(k) for k in range(self.plan.count) if k not in finished)
         deadline = t0 + self.config.time_limit if self.config.time_limit else None
         state = "finished"
         self.progress.start(self.plan.count, self.totals.done)
@@ -263,17 +227,13 @@ class Coordinator:
                 if now - last_scale >= SCALE_S:
                     self._scale()
                     last_scale = now
-                exhausted = self._submit(pending) or exhausted
+                exhausted = self.pool.dispatch(pending) or exhausted
                 self._drain_writes(block=len(self.writes) > WRITE_BACKLOG)
-                if exhausted and not self.retry and not self.in_flight:
+                if exhausted and not self.pool.busy():
                     break
-                waiting = list(self.in_flight) + [a.warm_ref for a in self.actors if a.alive and not a.ready]
                 timeout = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.time()))
-                ready, _ = ray.wait(waiting, num_returns=1, timeout=timeout) if waiting else ([], [])
-                if not waiting:
-                    time.sleep(timeout)
-                for ref in ready:
-                    self._collect(ref)
+                for outcome in self.pool.wait(timeout):
+                    self._record(outcome)
                 if time.time() - last_health >= HEALTH_S:
                     lost = self.health.problem()
                     last_health = time.time()
@@ -282,8 +242,8 @@ class Coordinator:
                 if beat.error is not None:
                     raise beat.error
                 self.progress.update(self.totals.done, self.session_deals, self.totals.longest_cards,
-                                     len(self.totals.cycle_ids), self.totals.failed, self.first_dispatch,
-                                     note="waiting for CPUs to join the cluster" if self.waiting_for_cpus else "")
+                                     len(self.totals.cycle_ids), self.totals.failed, self.pool.first_dispatch,
+                                     note=self._waiting())
         except KeyboardInterrupt:
             state = "interrupted"
         except OSError as error:
@@ -292,16 +252,20 @@ class Coordinator:
             failure = error
         finally:
             # (no waiting for actors still starting when the user interrupts or the cluster is gone)
-            self._kill_all(grace=state != "interrupted" and lost is None)
+            self.pool.close(grace_s=KILL_GRACE_S if state != "interrupted" and lost is None else 0.0)
             if lost is None:
                 withdraw_capacity()
             self.health.close()
             beat.stop()
             try:
-                self._drain_writes(block=True, wait_all=True, hooks=False)
+                # Interrupted (Ctrl-C, or SIGTERM from `ray job stop`, which kills after a few
+                # seconds): the writes under way are given a moment; those not started are dropped
+                # (their shards are simply not done: the next session runs them).
+                until = time.monotonic() + INTERRUPT_WRITES_S if state == "interrupted" else None
+                self._drain_writes(block=True, wait_all=True, hooks=False, until=until)
             except BmnError as error:
                 failure = failure or error
-            self.writer.shutdown(wait=True)
+            self.writer.shutdown(wait=True, cancel_futures=True)
             self.progress.stop()
         if failure is not None:
             raise failure
@@ -312,67 +276,46 @@ class Coordinator:
         state = self._finish(state, t0)
         return self.report(state, t0)
 
-    def _submit(self, pending) -> bool:
-        """Give free actors shards; True once the plan has no more new shards."""
-        for actor in self.actors:
-            while actor.alive and actor.ready and actor.in_flight < self.config.in_flight:
-                if self.retry:
-                    k = self.retry.popleft()
-                else:
-                    k = next(pending, None)
-                    if k is None:
-                        return True
-                shard = self.plan.shard(k)
-                if self.first_dispatch is None:
-                    self.first_dispatch = time.time()
-                ref = actor.handle.run.remote(shard)
-                actor.in_flight += 1
-                self.attempts[k] += 1
-                self.in_flight[ref] = (shard, actor, time.time())
-        return False
+    def _waiting(self) -> str:
+        if self.waiting_for_cpus:
+            return "waiting for CPUs to join the cluster"
+        if self.pool.placing():
+            return "waiting for the cluster to place the workers"
+        return ""
 
-    def _collect(self, ref) -> None:
-        for actor in self.actors:
-            if actor.warm_ref == ref and not actor.ready:
-                try:
-                    info = ray.get(ref)
-                    actor.where, actor.pid, actor.node_id = info["where"], info["pid"], info["node_id"]
-                    actor.ready = True
-                except ray.exceptions.RayError as error:
-                    self._lose(actor, error)
-                return
-        shard, actor, started = self.in_flight.pop(ref)
-        actor.in_flight -= 1
-        try:
-            table, summary = ray.get(ref)
-        except ray.exceptions.RayTaskError as error:
-            # The shard raised inside a live actor: retry it, then record it as failed.
-            self._retry_or_fail(shard, f"{type(error.cause).__name__}: {error.cause}" if error.cause else str(error))
+    def _record(self, outcome: Outcome) -> None:
+        """A shard's outcome from the pool: its file (rows and summary, or a failed summary) written."""
+        shard = outcome.shard
+        if outcome.done:
+            summary = replace(outcome.summary, attempts=outcome.attempts, run=self.owner.fingerprint)
+            self.session_deals += summary.deals
+            self._write(shard_file_name(shard.id), shard_file_table(outcome.table, [summary]), summary)
             return
-        except ray.exceptions.RayError as error:
-            # The actor's process or node is gone: the pool gets a new actor, the shard runs elsewhere.
-            if actor.alive:
-                self._lose(actor, error)
-            self._retry_or_fail(shard, f"worker lost: {type(error).__name__}")
-            return
-        summary = replace(summary, attempts=self.attempts[shard.id], run=self.owner.fingerprint)
-        self.session_deals += summary.deals
-        self.last_collect = time.time()
-        self._write(shard_file_name(shard.id), shard_file_table(table, [summary]), summary)
+        summary = ShardSummary.of(shard.id, shard.strategy, shard.params, None, status="failed", elapsed_s=0.0,
+                                  attempts=outcome.attempts, worker="", finished_at=time.time(), error=outcome.error)
+        summary = replace(summary, run=self.owner.fingerprint)
+        self._write(shard_file_name(shard.id), shard_file_table(GAMES_SCHEMA.empty_table(), [summary]), summary)
 
     def _write(self, rel: str, table, summary: ShardSummary) -> None:
         self._read.pop(rel, None)  # a shard recomputed now: its file is read again at the end
         self.writes.append((self.writer.submit(self.store.write_parquet, rel, table), rel, summary))
 
-    def _drain_writes(self, block: bool = False, wait_all: bool = False, hooks: bool = True) -> None:
+    def _drain_writes(self, block: bool = False, wait_all: bool = False, hooks: bool = True,
+                      until: float | None = None) -> None:
         """Count the shards whose files are written (in the order they were collected). A write that
-        failed stops the search: nothing half-written is ever counted as done."""
+        failed stops the search: nothing half-written is ever counted as done. With `until` (a
+        monotonic time), writes not done by then are given up."""
         while self.writes:
             future, rel, summary = self.writes[0]
             if not future.done():
                 if not (block or wait_all):
                     return
-                futures.wait([future])
+                futures.wait([future], timeout=None if until is None else max(0.0, until - time.monotonic()))
+                if not future.done():
+                    for other, _, _ in self.writes:
+                        other.cancel()
+                    self.writes.clear()
+                    return
                 block = False
             self.writes.popleft()
             if future.cancelled():
@@ -388,43 +331,29 @@ class Coordinator:
             if hooks and self.on_shard_done is not None and summary.done:
                 self.on_shard_done(self)
 
-    def _lose(self, actor: _Actor, error: Exception) -> None:
-        actor.alive = False
-        try:
-            ray.kill(actor.handle, no_restart=True)
-        except Exception:
-            pass
-        self.lost_actors += 1
-        if not actor.ready and self.new == 0 and self.lost_actors > 2 * max(1, self._workers_wanted()) + 2:
-            # Workers die before doing anything, again and again: they cannot start (bmn or its
-            # dependencies missing on the cluster's nodes, say). Replacing them forever helps nobody.
-            reason = str(error).strip().splitlines()[-1] if str(error).strip() else type(error).__name__
-            raise BmnError(f"the workers cannot start ({self.lost_actors} failed): {reason}")
-        self._scale()
-
-    def _retry_or_fail(self, shard: Shard, error: str) -> None:
-        if self.attempts[shard.id] < self.config.max_attempts:
-            self.retry.append(shard.id)
-            return
-        summary = ShardSummary.of(shard.id, shard.strategy, shard.params, None, status="failed", elapsed_s=0.0,
-                                  attempts=self.attempts[shard.id], worker="", finished_at=time.time(), error=error)
-        summary = replace(summary, run=self.owner.fingerprint)
-        self._write(shard_file_name(shard.id), shard_file_table(GAMES_SCHEMA.empty_table(), [summary]), summary)
-
-    def _write_progress(self, state: str, t0: float) -> None:
+    def _write_progress(self, state: str, t0: float, tables: bool = True) -> None:
+        """progress.json; `tables`: whether the summary tables (games.parquet, ...) are this state's."""
         elapsed = time.time() - t0
         self.store.write_json(PROGRESS_JSON, {
             "state": state, "updated_at": time.time(), "elapsed_s": round(elapsed, 2),
             "shards_total": self.plan.count, "shards_done": self.totals.done, "shards_failed": self.totals.failed,
-            "shards_in_flight": len(self.in_flight), "deals": self.totals.deals, "cards": self.totals.cards,
+            "shards_in_flight": len(self.pool.in_flight), "deals": self.totals.deals, "cards": self.totals.cards,
             "new_shards": self.new, "session_deals": self.session_deals, "longest": self.totals.longest_cards,
             "best": self.totals.best, "cycles": len(self.totals.cycle_ids),
-            "workers": sum(a.alive for a in self.actors),
+            "workers": self.pool.alive, "tables": tables,
         })
 
     def _finish(self, state: str, t0: float) -> str:
         """Write the summary tables from the shard files; returns the run's state, "incomplete" for a
-        search that ran to its end but whose tables miss shards (a file that cannot be read now)."""
+        search that ran to its end but whose tables miss shards (a file that cannot be read now).
+        An interrupted search writes only its state: rebuilding the tables reads every shard file,
+        which can take longer than the grace `ray job stop` gives; readers build them meanwhile."""
+        if state == "interrupted":
+            try:
+                self._write_progress(state, t0, tables=False)
+            except OSError as error:
+                raise _write_failure(self.store, "progress.json", error, self.totals.done) from None
+            return state
         try:
             contents = read_contents(self.store, self._read, self.owner)
             tables = build_tables(contents)
@@ -444,7 +373,8 @@ class Coordinator:
             raise _write_failure(self.store, "the summary tables", error, self.totals.done) from None
 
     def report(self, state: str, t0: float) -> RunReport:
-        work = (self.last_collect - self.first_dispatch) if self.first_dispatch and self.last_collect else 0.0
+        first, last = self.pool.first_dispatch, self.pool.last_result
+        work = (last - first) if first and last else 0.0
         t = self.totals
         return RunReport(self.store.uri, state, self.plan.count, t.done, t.failed, t.deals, t.cards,
                          round(time.time() - t0, 2), len(t.cycle_ids), list(t.longest), self.new,

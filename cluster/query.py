@@ -39,11 +39,14 @@ def run_tables(uri: str, notes: list[str] | None = None) -> dict[str, pa.Table]:
     """The four tables of one run, current even while it is being written. What the tables lack
     (shards of a stopped run not done, damaged shard files) is said in `notes`."""
     store = existing_run(uri)
-    state = read_progress(store).get("state")
     lock = store.read_lock()
     running = lock is not None and store.is_live(lock)
     tables = None
-    if state in ("finished", "time limit", "interrupted") and lock is None:
+    progress = read_progress(store)
+    state = progress.get("state")
+    # The summary tables are the run's only when its last session wrote them (an interrupted one
+    # does not: they would be an earlier session's).
+    if state in ("finished", "time limit", "interrupted") and lock is None and progress.get("tables", True):
         try:
             tables = {name: store.read_parquet(f"{name}.parquet") for name in TABLES}
         except (OSError, pa.ArrowException):

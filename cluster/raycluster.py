@@ -5,6 +5,8 @@ from __future__ import annotations
 import concurrent.futures as futures
 import logging
 import os
+import signal
+import threading
 import time
 
 import ray
@@ -40,6 +42,11 @@ def connect(address: str | None, workers: int) -> bool:
         raise BmnError(f"{address} is the address of a Ray dashboard and its Jobs API, not of a cluster to "
                        f"join: give --address (or RAY_ADDRESS) the cluster's HOST:6379, or submit bmn as a "
                        f"job (`ray job submit --address {address} -- bmn search ...`)")
+    # ray.init replaces the process's SIGTERM handler with one that exits at once (status 15). A
+    # handler the caller set (the command line's: SIGTERM, as `ray job stop` sends it, interrupts the
+    # search like Ctrl-C, which saves its state and releases the run) is put back afterwards.
+    main = threading.current_thread() is threading.main_thread()
+    caller_handler = signal.getsignal(signal.SIGTERM) if main else None
     try:
         if address:
             ray.init(address=address, logging_level="WARNING", log_to_driver=False)
@@ -53,6 +60,9 @@ def connect(address: str | None, workers: int) -> bool:
         if not address:
             raise BmnError(f"cannot start a local Ray instance: {_first_line(error)}") from None
         raise BmnError(f"cannot join the Ray cluster at {address}: {_first_line(error)}") from None
+    finally:
+        if callable(caller_handler):
+            signal.signal(signal.SIGTERM, caller_handler)
     return True
 
 

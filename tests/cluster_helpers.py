@@ -90,22 +90,23 @@ def busy_actor(coordinator):
     """
     import ray
 
-    for actor in coordinator.actors:
-        if not (actor.alive and actor.ready):
+    pool = coordinator.pool
+    for actor in pool.actors:
+        if not (actor.alive and actor.ready and actor.queue):
             continue
-        mine = sorted(((started, shard.id, ref) for ref, (shard, owner, started) in coordinator.in_flight.items()
-                       if owner is actor), key=lambda item: item[:2])
-        if mine:
-            _, unfinished = ray.wait([mine[0][2]], num_returns=1, timeout=0)
-            if unfinished:
-                return actor, mine[0][1]
+        oldest = actor.queue[0]
+        _, unfinished = ray.wait([oldest], num_returns=1, timeout=0)
+        if unfinished:
+            return actor, pool.in_flight[oldest][0].id
     return None
 
 
 def kill_a_busy_actor_once(killed: list):
     """A coordinator hook: SIGKILL an actor's process while it computes a shard, the first time one
-    does. Appends (pid, shard id) to `killed`. The pid is the one the actor reported at warm-up:
-    asking the actor would wait behind the shards queued on it."""
+    does. Appends (pid, shard id, ids of every shard in flight on it) to `killed`: the shard it
+    seemed to be computing may have just finished (its result on its way), and then the next one
+    queued on it is the one lost. The pid is the one the actor reported at warm-up: asking the
+    actor would wait behind the shards queued on it."""
     import os
     import signal
 
@@ -113,8 +114,9 @@ def kill_a_busy_actor_once(killed: list):
         found = None if killed else busy_actor(coordinator)
         if found is not None:
             actor, shard_id = found
+            queued = {coordinator.pool.in_flight[ref][0].id for ref in actor.queue}
             os.kill(actor.pid, signal.SIGKILL)
-            killed.append((actor.pid, shard_id))
+            killed.append((actor.pid, shard_id, queued))
 
     return hook
 

@@ -51,7 +51,7 @@ def test_the_search_waits_for_cpus_then_grows_with_the_cluster_and_survives_a_no
 
     def hook(coordinator):
         shards_done.append(coordinator.totals.done)
-        for actor in coordinator.actors:
+        for actor in coordinator.pool.actors:
             if actor.ready:
                 seen.setdefault(actor.node_id, set()).add(actor.pid)
         if joined and len(seen.get(joined[0], ())) < 2:
@@ -93,7 +93,7 @@ def test_max_workers_caps_the_pool(cluster, tmp_path):
     most = []
 
     def count(coordinator):
-        most.append(sum(a.alive for a in coordinator.actors))
+        most.append(coordinator.pool.alive)
 
     report = run_search(config, on_shard_done=count)
     assert report.state == "finished" and max(most) == 2

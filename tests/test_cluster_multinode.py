@@ -60,4 +60,4 @@ def test_removing_a_node_mid_run_loses_nothing(cluster, tmp_path):
     assert attempts[removed[0][1]] >= 2  # the shard computing on the lost node was run again
     coordinator = removed[0][2]
     # The lost actor was replaced (on the spare node: the lost one is gone, the head has no CPU).
-    assert coordinator.lost_actors == 1 and len(coordinator.actors) == 3
+    assert coordinator.pool.lost_actors == 1 and len(coordinator.pool.actors) == 3

@@ -35,6 +35,8 @@ FLAGS = [
     ("--max-workers", "max_workers", int, "with --workers 0: at most this many actors"),
     ("--address", "address", str, "join this Ray cluster (default: RAY_ADDRESS, else a local Ray)"),
     ("--time-limit", "time_limit", float, "stop after this many seconds (resume later)"),
+    ("--shard-timeout", "shard_timeout", float, "seconds a worker may spend on one shard before it is "
+     "taken for stuck and the shard runs elsewhere (default 0: ten times the slowest shard so far, at least 300)"),
     ("--deals-file", "deals_file", str, f"{', '.join(readers('deals_file'))}: one deal per line"),
     ("--deal", "deal", str, f"{', '.join(readers('deal'))}: the deal (HAND/HAND) to search back from"),
 ]

@@ -1,0 +1,290 @@
+"""The elastic pool of shard actors, apart from the run loop (the shape of Ray's ActorPool, with
+what a long run on spot nodes needs).
+
+The run loop (coordinator.py) owns the plan, the writes and the totals; the pool owns the actors and
+the shards in flight on them. The loop hands shards over (`dispatch`) and takes back outcomes
+(`wait`): a shard done (its rows and summary) or given up (after `max_attempts` tries, with its
+last error). Everything in between is the pool's:
+
+- scaling: as many live actors as `wanted()` says now (the configured number, or one per CPU of
+  the cluster); an actor lost is replaced at the next `scale()`.
+- starting: an actor takes shards once its warm-up has returned. One that fails to start (its
+  constructor or its warm-up raises: bmn or a dependency missing on a node) counts toward "the
+  workers cannot start", which stops the run when it keeps happening before any shard is done. One
+  lost before it started because its node went (a spot node preempted while warming up) is
+  capacity lost: it is only replaced.
+- loss: an actor that dies mid-shard gives its shards back; they run on another actor.
+- deadlines: an actor that has been on one shard for longer than the shard deadline is stuck (a
+  hung node, a kernel that does not return): it is killed, that shard goes back (its try counted,
+  so one stuck on every try is given up), those queued behind it go back uncounted (they never
+  ran), and whatever it might still return is never read. The deadline is `shard_timeout` when set, else
+  AUTO_FACTOR times the slowest shard measured so far (the shards of a run are of one size, so
+  this is their size at the slowest rate seen), at least AUTO_MIN_S, and AUTO_FIRST_S until a
+  shard has been measured.
+- placing: with a fixed number of workers, if for START_WAIT_S the pool has had actors asked for
+  and none started, the cluster cannot place them (no free CPU, or too few): `wait` raises a
+  BmnError saying so. (With workers = 0 the run waits for CPUs to join, as long as it takes.)
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import pyarrow as pa
+import ray
+
+from kernels.errors import BmnError
+
+from .plan import Shard
+from .summary import ShardSummary
+
+AUTO_FACTOR = 10.0  # an automatic deadline: this many times the slowest shard so far ...
+AUTO_MIN_S = 300.0  # ... and at least this long
+AUTO_FIRST_S = 3600.0  # before any shard has been measured
+START_WAIT_S = 600.0  # how long a fixed number of workers may wait to be placed at all
+
+
+@dataclass
+class Outcome:
+    """What became of a shard: done (its rows and summary), or given up after its last try."""
+
+    shard: Shard
+    attempts: int
+    table: pa.Table | None = None
+    summary: ShardSummary | None = None
+    error: str = ""
+
+    @property
+    def done(self) -> bool:
+        return self.summary is not None
+
+
+class PoolActor:
+    def __init__(self, handle, warm_ref):
+        self.handle = handle
+        self.warm_ref = warm_ref
+        self.ready = False
+        self.alive = True
+        self.where = "?"
+        self.pid: int | None = None  # known once warmed up (so a test can kill it mid-shard)
+        self.node_id: str | None = None
+        self.queue: collections.deque = collections.deque()  # its refs in flight, oldest first
+        self.busy_since: float | None = None  # when its oldest shard in flight began to run
+
+
+def _reason(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[-1] if text else type(error).__name__
+
+
+class ShardPool:
+    def __init__(self, new_actor: Callable[[], object], wanted: Callable[[], int], *, in_flight: int,
+                 max_attempts: int, shard_timeout: float = 0.0, fixed: bool = False,
+                 clock: Callable[[], float] = time.monotonic):
+        """`new_actor()` makes an actor (a Ray actor handle with warm_up() and run(shard));
+        `wanted()` says how many the run wants now; `fixed`: that number is the user's (workers = N)."""
+        self.new_actor = new_actor
+        self.wanted = wanted
+        self.per_actor = in_flight
+        self.max_attempts = max_attempts
+        self.shard_timeout = shard_timeout
+        self.fixed = fixed
+        self.clock = clock
+        self.actors: list[PoolActor] = []
+        self.attempts: collections.Counter = collections.Counter()
+        self.retry: collections.deque[Shard] = collections.deque()
+        self.in_flight: dict = {}  # ref -> (shard, actor)
+        self.slowest: float | None = None  # the longest a shard has taken on an actor, in s
+        self.lost_actors = 0  # actors lost, all causes
+        self.start_failures = 0  # actors that could not start (constructor or warm-up raised)
+        self.stuck = 0  # actors killed past the shard deadline
+        self.completed = 0  # shards done by this pool
+        self.first_dispatch: float | None = None  # wall-clock times, for the run's report
+        self.last_result: float | None = None
+        self._unplaced_since: float | None = None  # since when no actor has been ready
+        self.unplaceable = False  # the cluster could not place a fixed number of workers
+
+    # -- actors -----------------------------------------------------------------------------------
+    @property
+    def alive(self) -> int:
+        return sum(a.alive for a in self.actors)
+
+    @property
+    def ready(self) -> int:
+        return sum(a.alive and a.ready for a in self.actors)
+
+    def scale(self) -> int:
+        """Start actors until as many live ones as wanted; returns the number wanted."""
+        wanted = self.wanted()
+        for _ in range(wanted - self.alive):
+            handle = self.new_actor()
+            self.actors.append(PoolActor(handle, handle.warm_up.remote()))
+        return wanted
+
+    def close(self, grace_s: float = 0.0) -> None:
+        """Kill every actor. An actor killed while Ray is still creating it (its worker leased, its
+        constructor not yet run) keeps its CPU until the driver's job ends: Ray ignores the kill on
+        that worker. A notebook or service running search after search would lose a CPU each time,
+        so actors still starting get up to `grace_s` to finish starting before the kill."""
+        starting = [a.warm_ref for a in self.actors if a.alive and not a.ready]
+        if starting and grace_s > 0 and not self.unplaceable:  # (actors never placed hold nothing)
+            try:
+                ray.wait(starting, num_returns=len(starting), timeout=grace_s)
+            except Exception:
+                pass  # the cluster is gone: nothing is held on it any more
+        for actor in self.actors:
+            if actor.alive:
+                self._kill(actor)
+
+    # -- shards -----------------------------------------------------------------------------------
+    def busy(self) -> bool:
+        """Shards in flight, or waiting to be tried again."""
+        return bool(self.in_flight or self.retry)
+
+    def dispatch(self, shards: Iterator[Shard]) -> bool:
+        """Give ready actors shards (those to try again first); True once `shards` is exhausted."""
+        for actor in self.actors:
+            while actor.alive and actor.ready and len(actor.queue) < self.per_actor:
+                shard = self.retry.popleft() if self.retry else next(shards, None)
+                if shard is None:
+                    return True
+                ref = actor.handle.run.remote(shard)
+                if self.first_dispatch is None:
+                    self.first_dispatch = time.time()
+                if not actor.queue:
+                    actor.busy_since = self.clock()
+                actor.queue.append(ref)
+                self.attempts[shard.id] += 1
+                self.in_flight[ref] = (shard, actor)
+        return False
+
+    def wait(self, timeout: float) -> list[Outcome]:
+        """Wait up to `timeout` s for actors to start or shards to return; the outcomes (done or
+        given up) of those that did. Also enforces the shard deadline and the placing wait."""
+        waiting = list(self.in_flight) + [a.warm_ref for a in self.actors if a.alive and not a.ready]
+        if waiting:
+            ready, _ = ray.wait(waiting, num_returns=1, timeout=timeout)
+        else:
+            time.sleep(timeout)
+            ready = []
+        outcomes: list[Outcome] = []
+        for ref in ready:
+            outcomes += self._collect(ref)
+        outcomes += self._expire()
+        self._check_placed()
+        return outcomes
+
+    def deadline(self) -> float:
+        if self.shard_timeout:
+            return self.shard_timeout
+        if self.slowest is None:
+            return AUTO_FIRST_S
+        return max(AUTO_MIN_S, AUTO_FACTOR * self.slowest)
+
+    # -- inside -----------------------------------------------------------------------------------
+    def _collect(self, ref) -> list[Outcome]:
+        for actor in self.actors:
+            if actor.warm_ref == ref and not actor.ready:
+                if not actor.alive:
+                    return []
+                try:
+                    info = ray.get(ref)
+                    actor.where, actor.pid, actor.node_id = info["where"], info["pid"], info["node_id"]
+                    actor.ready = True
+                except ray.exceptions.RayError as error:
+                    self._lose(actor, error, starting=True)
+                return []
+        if ref not in self.in_flight:
+            return []  # the late result of an actor given up on: never read
+        shard, actor = self.in_flight.pop(ref)
+        if actor.queue and actor.queue[0] == ref:
+            actor.queue.popleft()
+            actor.busy_since = self.clock() if actor.queue else None
+        elif ref in actor.queue:
+            actor.queue.remove(ref)
+        try:
+            table, summary = ray.get(ref)
+        except ray.exceptions.RayTaskError as error:
+            # The shard raised inside a live actor: try it again, then give it up.
+            return self._retry_or_give_up(shard, f"{type(error.cause).__name__}: {error.cause}"
+                                          if error.cause else str(error))
+        except ray.exceptions.RayError as error:
+            # The actor's process or node is gone: a new actor replaces it, the shard runs elsewhere.
+            if actor.alive:
+                self._lose(actor, error)
+            return self._retry_or_give_up(shard, f"worker lost: {type(error).__name__}")
+        self.completed += 1
+        self.last_result = time.time()
+        self.slowest = max(self.slowest or 0.0, summary.elapsed_s)
+        return [Outcome(shard, self.attempts[shard.id], table, summary)]
+
+    def _expire(self) -> list[Outcome]:
+        """Kill the actors stuck on a shard past the deadline; their shards go back."""
+        limit, now = self.deadline(), self.clock()
+        outcomes: list[Outcome] = []
+        for actor in self.actors:
+            if actor.alive and actor.queue and actor.busy_since is not None and now - actor.busy_since > limit:
+                self.stuck += 1
+                self._kill(actor)
+                running, *queued = [self.in_flight.pop(ref)[0] for ref in actor.queue]
+                actor.queue.clear()
+                actor.busy_since = None
+                # The shards queued behind the stuck one never ran: they go first, their try not counted.
+                for shard in reversed(queued):
+                    self.attempts[shard.id] -= 1
+                    self.retry.appendleft(shard)
+                outcomes += self._retry_or_give_up(
+                    running, f"past its deadline: no result from {actor.where} in {limit:,.0f} s")
+                self.scale()  # its replacement
+        return outcomes
+
+    def placing(self) -> bool:
+        """Actors asked for and none of them started: the run waits for the cluster to place them."""
+        return not self.ready and any(a.alive and not a.ready for a in self.actors)
+
+    def _check_placed(self) -> None:
+        if not self.placing():
+            self._unplaced_since = None
+            return
+        now = self.clock()
+        if self._unplaced_since is None:
+            self._unplaced_since = now
+        waited = now - self._unplaced_since
+        if self.fixed and waited >= START_WAIT_S:
+            self.unplaceable = True
+            cpus = int(ray.cluster_resources().get("CPU", 0))
+            free = int(ray.available_resources().get("CPU", 0))
+            wanted = self.wanted()
+            raise BmnError(f"none of the {wanted} workers asked for could be placed in {waited:,.0f} s: the Ray "
+                           f"cluster has {cpus} CPU{'s' if cpus != 1 else ''} ({free} free) and each worker needs "
+                           f"one; give it CPUs, or set workers = 0 to use whatever it has")
+
+    def _retry_or_give_up(self, shard: Shard, error: str) -> list[Outcome]:
+        if self.attempts[shard.id] < self.max_attempts:
+            self.retry.append(shard)
+            return []
+        return [Outcome(shard, self.attempts[shard.id], error=error)]
+
+    def _kill(self, actor: PoolActor) -> None:
+        actor.alive = False
+        try:
+            ray.kill(actor.handle, no_restart=True)
+        except Exception:
+            pass
+
+    def _lose(self, actor: PoolActor, error: Exception, starting: bool = False) -> None:
+        self._kill(actor)
+        self.lost_actors += 1
+        # Failing to start is the actor's own constructor or warm-up raising; an actor lost with its
+        # node (preempted, terminated) before it started is only capacity lost.
+        if starting and (isinstance(error, ray.exceptions.RayTaskError)
+                         or getattr(error, "actor_init_failed", False)):
+            self.start_failures += 1
+            if self.completed == 0 and self.start_failures > 2 * max(1, self.wanted()) + 2:
+                # Workers fail to start again and again (bmn or its dependencies missing on the
+                # cluster's nodes, say): replacing them for ever helps nobody.
+                raise BmnError(f"the workers cannot start ({self.start_failures} failed): {_reason(error)}")
+        self.scale()

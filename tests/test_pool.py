@@ -1,0 +1,209 @@
+"""cluster/pool.py: the elastic pool of shard actors, alone (with actors of its own kind on the
+session's Ray cluster) and under a search (a shard that never returns, workers that cannot be
+placed)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+import ray
+
+import cluster.coordinator
+import cluster.pool
+from cluster.coordinator import run_search
+from cluster.plan import Plan
+from cluster.pool import AUTO_FACTOR, AUTO_FIRST_S, AUTO_MIN_S, ShardPool
+from cluster.worker import ShardRunner
+from kernels.errors import BmnError
+
+from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of, wait_for
+
+SEARCH = dict(strategy="random", deals=60_000, shard_size=10_000, min_cards=600, seed=5)
+
+
+@ray.remote(num_cpus=0)
+class Gate:
+    """Holds actors in their warm-up until opened, so that a test decides when they have started."""
+
+    def __init__(self):
+        self.open = False
+
+    def set(self, value: bool) -> None:
+        self.open = value
+
+    def is_open(self) -> bool:
+        return self.open
+
+
+def gated_runner(gate, fail_warm_up: bool = False):
+    """A ShardRunner whose warm-up waits for `gate` (or raises, as a node lacking a dependency)."""
+
+    @ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)
+    class Gated(ShardRunner):
+        def warm_up(self):
+            if fail_warm_up:
+                raise ImportError("No module named 'numba'")
+            while not ray.get(gate.is_open.remote()):
+                time.sleep(0.05)
+            return super().warm_up()
+
+    return Gated
+
+
+def make_pool(actor_class, config, wanted=2, **options) -> tuple[ShardPool, Plan]:
+    plan = Plan(config)
+    deck, split = config.deck, plan.space.split
+    pool = ShardPool(lambda: actor_class.remote(deck, split, config.strategy), lambda: wanted,
+                     in_flight=2, max_attempts=config.max_attempts, **options)
+    return pool, plan
+
+
+def run_pool(pool: ShardPool, plan: Plan, timeout: float = 120) -> dict:
+    """Drive the pool as the run loop does, to the end of the plan: {shard id: outcome}."""
+    shards = (plan.shard(k) for k in range(plan.count))
+    outcomes, exhausted, end = {}, False, time.monotonic() + timeout
+    pool.scale()
+    while time.monotonic() < end:
+        exhausted = pool.dispatch(shards) or exhausted
+        if exhausted and not pool.busy():
+            return outcomes
+        for outcome in pool.wait(0.2):
+            outcomes[outcome.shard.id] = outcome
+    raise AssertionError("the pool did not finish the plan")
+
+
+def test_the_automatic_deadline_follows_the_slowest_shard():
+    pool = ShardPool(lambda: None, lambda: 0, in_flight=1, max_attempts=1)
+    assert pool.deadline() == AUTO_FIRST_S  # nothing measured yet
+    pool.slowest = 2.0
+    assert pool.deadline() == AUTO_MIN_S
+    pool.slowest = 100.0
+    assert pool.deadline() == AUTO_FACTOR * 100.0
+    assert ShardPool(lambda: None, lambda: 0, in_flight=1, max_attempts=1, shard_timeout=7.5).deadline() == 7.5
+
+
+def test_the_pool_alone_plays_a_plan_like_the_kernels(ray_address, tmp_path):
+    config = make_config(tmp_path, **SEARCH)
+    gate = Gate.remote()
+    gate.set.remote(True)
+    pool, plan = make_pool(gated_runner(gate), config)
+    try:
+        outcomes = run_pool(pool, plan)
+    finally:
+        pool.close()
+    assert sorted(outcomes) == list(range(plan.count)) and all(o.done for o in outcomes.values())
+    assert pool.completed == plan.count and pool.slowest is not None and pool.stuck == 0
+    want = {s["shard"]: s["deals"] for s in direct_tables(config)["shards"].to_pylist()}
+    assert {k: o.summary.deals for k, o in outcomes.items()} == want
+
+
+def test_actors_lost_before_they_start_are_capacity_lost_not_a_failure_to_start(ray_address, tmp_path):
+    """A spot node taken while its actors warm up: they are replaced, as often as it happens, and
+    the run goes on once actors start; it never counts as "the workers cannot start"."""
+    config = make_config(tmp_path, **SEARCH)
+    gate = Gate.remote()
+    pool, plan = make_pool(gated_runner(gate), config)
+    try:
+        pool.scale()
+        for lost in range(1, 4 * (2 * 2 + 2)):  # well past the threshold for failures to start
+            starting = [a for a in pool.actors if a.alive and not a.ready]
+            ray.kill(starting[0].handle, no_restart=True)  # gone, as with its node
+            assert wait_for(lambda: pool.wait(0.05) == [] and pool.lost_actors == lost, timeout=30)
+        assert pool.start_failures == 0 and pool.alive == 2
+        gate.set.remote(True)
+        outcomes = run_pool(pool, plan)
+    finally:
+        pool.close()
+    assert len(outcomes) == plan.count and all(o.done for o in outcomes.values())
+
+
+def test_workers_that_fail_to_start_stop_the_pool(ray_address, tmp_path):
+    config = make_config(tmp_path, **SEARCH)
+    pool, _ = make_pool(gated_runner(None, fail_warm_up=True), config)
+    try:
+        pool.scale()
+        with pytest.raises(BmnError, match=r"the workers cannot start \(7 failed\): .*No module named 'numba'"):
+            for _ in range(600):
+                pool.wait(0.1)
+    finally:
+        pool.close()
+
+
+def test_a_fixed_number_of_workers_the_cluster_cannot_place_says_so(ray_address, tmp_path, monkeypatch):
+    """Every CPU of the cluster is held by someone else: workers = 1 waits START_WAIT_S, then stops
+    with a sentence (workers = 0 would wait for CPUs as long as it takes)."""
+    monkeypatch.setattr(cluster.pool, "START_WAIT_S", 3.0)
+    cpus = int(ray.cluster_resources()["CPU"])
+    holders = [Gate.options(num_cpus=1).remote() for _ in range(cpus)]
+    ray.get([h.is_open.remote() for h in holders])  # placed: every CPU is taken
+    try:
+        with pytest.raises(BmnError, match=rf"none of the 1 workers asked for could be placed in \d+ s: the Ray "
+                                           rf"cluster has {cpus} CPUs \(0 free\).*workers = 0"):
+            run_search(make_config(tmp_path, workers=1, **SEARCH))
+    finally:
+        for holder in holders:
+            ray.kill(holder)
+    assert not (tmp_path / "run.lock").exists()
+    # The CPUs free again, the same command finishes the run.
+    monkeypatch.undo()
+    assert wait_for(lambda: ray.available_resources().get("CPU", 0) == cpus, timeout=60)
+    report = run_search(make_config(tmp_path, workers=1, **SEARCH), resume=True)
+    assert report.state == "finished"
+
+
+def stalling_worker(marker_dir: str, stall_shard: int):
+    """ShardWorker, except that the first try of shard `stall_shard` never returns (a hung node):
+    its actor writes a marker file, then waits for ever."""
+
+    @ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)
+    class Stalling(ShardRunner):
+        def run(self, shard):
+            marker = os.path.join(marker_dir, f"stalled-{shard.id}")
+            if shard.id == stall_shard and not os.path.exists(marker):
+                open(marker, "w").write(str(os.getpid()))
+                while True:
+                    time.sleep(1)
+            return super().run(shard)
+
+    return Stalling
+
+
+def test_a_stuck_shard_is_reissued_and_its_actor_replaced(ray_address, tmp_path, monkeypatch):
+    """A shard whose worker never answers: past shard_timeout its actor is killed, the shard runs
+    on another, and the tables are those of an undisturbed run."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    monkeypatch.setattr(cluster.coordinator, "ShardWorker", stalling_worker(str(markers), 2))
+    config = make_config(tmp_path / "run", workers=2, shard_timeout=4, **SEARCH)
+    pools = []
+    report = run_search(config, on_shard_done=lambda coordinator: pools.append(coordinator.pool))
+    assert report.state == "finished" and report.shards_failed == 0
+    assert (markers / "stalled-2").exists()
+    pool = pools[-1]
+    assert pool.stuck == 1 and len(pool.actors) == 3  # the stuck one killed and replaced
+    tables = tables_of(tmp_path / "run")
+    assert_same_tables(tables, direct_tables(config))
+    attempts = dict(zip(*tables["shards"].select(["shard", "attempts"]).to_pydict().values()))
+    assert attempts[2] == 2 and all(n == 1 for k, n in attempts.items() if k != 2)
+
+
+def test_a_shard_stuck_on_every_try_is_given_up_with_its_reason(ray_address, tmp_path, monkeypatch):
+    markers = tmp_path / "markers"
+    markers.mkdir()
+
+    @ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)
+    class AlwaysStalls(ShardRunner):
+        def run(self, shard):
+            while shard.id == 1:
+                time.sleep(1)
+            return super().run(shard)
+
+    monkeypatch.setattr(cluster.coordinator, "ShardWorker", AlwaysStalls)
+    config = make_config(tmp_path / "run", workers=2, shard_timeout=3, max_attempts=2, **SEARCH)
+    report = run_search(config)
+    assert report.shards_failed == 1 and report.shards_done == 5
+    [failed] = [r for r in tables_of(tmp_path / "run")["shards"].to_pylist() if r["status"] == "failed"]
+    assert failed["shard"] == 1 and failed["attempts"] == 2
+    assert failed["error"].startswith("past its deadline: no result from ") and failed["error"].endswith(" in 3 s")
