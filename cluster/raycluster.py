@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import concurrent.futures as futures
+import contextlib
 import logging
 import os
 import signal
+import sys
+import tempfile
 import threading
 import time
 
@@ -49,14 +52,25 @@ def connect(address: str | None, workers: int) -> bool:
     caller_handler = signal.getsignal(signal.SIGTERM) if main else None
     try:
         if address:
-            ray.init(address=address, logging_level="WARNING", log_to_driver=False)
+            with _core_warnings() as said:
+                try:
+                    ray.init(address=address, logging_level="WARNING", log_to_driver=False)
+                except Exception:
+                    if any(sign in said() for sign in _REFUSED_TOKEN):
+                        raise BmnError(
+                            f"the Ray cluster at {address} refused this client's authentication token: give bmn "
+                            f"the cluster's token (RAY_AUTH_MODE=token with RAY_AUTH_TOKEN, or ~/.ray/auth_token; "
+                            f"`ray get-auth-token` on one of its nodes prints it)") from None
+                    raise
         else:
             logging.getLogger("ray._private.authentication.authentication_token_setup").addFilter(_QUIET)
             # address="local": a Ray of our own even where `ray start` left a cluster (or only the
             # record of one) on this machine; joining that takes --address or RAY_ADDRESS.
             ray.init(address="local", num_cpus=workers or os.cpu_count(), include_dashboard=False,
                      logging_level="WARNING", log_to_driver=False)
-    except Exception as error:  # ConnectionError, ValueError (a malformed address), an auth error, ...
+    except BmnError:
+        raise
+    except Exception as error:  # ConnectionError, ValueError (a malformed address), ...
         if not address:
             raise BmnError(f"cannot start a local Ray instance: {_first_line(error)}") from None
         raise BmnError(f"cannot join the Ray cluster at {address}: {_first_line(error)}") from None
@@ -64,6 +78,42 @@ def connect(address: str | None, workers: int) -> bool:
         if callable(caller_handler):
             signal.signal(signal.SIGTERM, caller_handler)
     return True
+
+
+# What Ray's core prints when the cluster refuses the client's token (it retries for 20 s, then
+# raises only "Failed to connect").
+_REFUSED_TOKEN = ("InvalidAuthToken", "Authentication token is missing or incorrect")
+
+
+@contextlib.contextmanager
+def _core_warnings():
+    """Holds what is written to file descriptor 2 (where Ray's C++ core logs) while joining a
+    cluster; yields a function returning it. Afterwards it is passed on to stderr, unless joining
+    failed for a reason bmn says in a sentence of its own (then it is only noise)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    held = tempfile.TemporaryFile()
+    os.dup2(held.fileno(), 2)
+
+    def said() -> str:
+        held.seek(0)
+        return held.read().decode(errors="replace")
+
+    failed = False
+    try:
+        yield said
+    except BmnError:
+        failed = True
+        raise
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        if not failed:
+            text = said()
+            if text:
+                sys.stderr.write(text)
+        held.close()
 
 
 # How long the cluster's control store may stay unreachable before the search gives up on it.

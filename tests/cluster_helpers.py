@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import socket
+import sys
 import time
 from contextlib import contextmanager
 
 import pyarrow as pa
+import ray
 
 from cluster.config import build_config, resolve
 from cluster.plan import Plan
@@ -148,3 +150,39 @@ def moto_s3(*buckets: str):
             yield endpoint
     finally:
         server.stop()
+
+
+class _Gate:
+    """Holds actors in their warm-up until opened, so that a test decides when they have started
+    (a Ray actor: Gate.remote(); Gate.options(num_cpus=1) holds a CPU)."""
+
+    def __init__(self):
+        self.open = False
+
+    def set(self, value: bool) -> None:
+        self.open = value
+
+    def is_open(self) -> bool:
+        return self.open
+
+
+def gated_runner(gate, fail_warm_up: bool = False):
+    """A ShardRunner whose warm-up waits for `gate` (or raises, as a node lacking a dependency)."""
+
+    @ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)
+    class Gated(ShardRunner):
+        def warm_up(self):
+            if fail_warm_up:
+                raise ImportError("No module named 'numba'")
+            while not ray.get(gate.is_open.remote()):
+                time.sleep(0.05)
+            return super().warm_up()
+
+    return Gated
+
+
+Gate = ray.remote(num_cpus=0)(_Gate)
+
+# The Ray actors defined here travel to the workers by value: the tests' folder is not on the
+# workers' import path.
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])

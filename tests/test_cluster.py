@@ -306,6 +306,45 @@ def test_min_tricks_keeps_games_of_that_many_tricks(ray_address, tmp_path):
     assert_same_tables(tables_of(tmp_path), direct_tables(config))
 
 
+def test_a_job_on_another_machine_is_refused_while_the_first_compiles(reference_run, tmp_path, monkeypatch):
+    """The lease is renewed from the moment a job opens its run, before any shard: a job on another
+    machine watching the lock while the first one's workers are still compiling sees it renewed
+    and is refused (the lease shortened to 1 s, so that the watch is short)."""
+    import socket
+    import threading
+
+    import cluster.coordinator
+    import cluster.storage
+
+    from cluster_helpers import Gate, gated_runner
+
+    _, want = reference_run
+    monkeypatch.setattr(cluster.storage, "LOCK_STALE_S", 1.0)
+    here, elsewhere = socket.gethostname(), threading.local()
+    monkeypatch.setattr(cluster.storage.socket, "gethostname",
+                        lambda: "another-machine" if getattr(elsewhere, "on", False) else here)
+    gate = Gate.remote()  # shut: the first job's workers stay in their warm-up (compiling)
+    monkeypatch.setattr(cluster.coordinator, "ShardWorker", gated_runner(gate))
+    out = tmp_path / "run"
+    result = {}
+    first = threading.Thread(target=lambda: result.update(report=run_search(make_config(out, workers=2, **RANDOM))))
+    first.start()
+    try:
+        assert wait_for(lambda: (out / "run.lock").exists(), timeout=60)
+        elsewhere.on = True  # this thread is now a job on another machine
+        with pytest.raises(BmnError, match="being written by another job"):
+            RunStore(str(out)).acquire(notice=lambda text: None)
+        elsewhere.on = False
+        shards = out / "shards"
+        assert not (shards.exists() and any(shards.glob("*.parquet")))  # still before any shard
+    finally:
+        elsewhere.on = False
+        gate.set.remote(True)
+        first.join(timeout=300)
+    assert result["report"].state == "finished"
+    assert_same_tables(want, tables_of(out))
+
+
 def test_a_dead_jobs_lock_is_taken_over_after_its_lease_passes_unchanged(reference_run, monkeypatch):
     import socket
     import threading

@@ -48,6 +48,40 @@ def test_write_interrupt_and_resume_on_s3(s3, tmp_path):
     assert both["longest"] == max(tables_of(uri)["games"].column("cards").to_pylist())
 
 
+@pytest.mark.slow
+def test_a_driver_killed_on_an_s3_run_then_resumed(s3, ray_address, tmp_path):
+    """`bmn search --out s3://...` killed outright (SIGKILL: its node preempted) leaves its lock and
+    its finished shards in the bucket; `bmn resume` takes the lock over (its process is gone) and
+    finishes the run with the tables of a run never stopped."""
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from cluster_helpers import wait_for
+
+    bmn = str(Path(sys.executable).parent / "bmn")
+    search = {**SEARCH, "deals": 2_000_000, "shard_size": 20_000}
+    uri = f"s3://bmn-runs/searches/killed?endpoint_override={s3}"
+    args = [bmn, "search", "--strategy", "random", "--deals", str(search["deals"]), "--shard-size",
+            str(search["shard_size"]), "--min-cards", str(search["min_cards"]), "--seed", str(search["seed"]),
+            "--workers", "2", "--out", uri, "--address", ray_address, "--no-progress"]
+    driver = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    store = RunStore(uri)
+    assert wait_for(lambda: len(store.list("shards", ".parquet")) >= 3, timeout=120)
+    driver.send_signal(signal.SIGKILL)
+    driver.wait()
+    done_before = len(store.list("shards", ".parquet"))
+    assert store.exists("run.lock") and 3 <= done_before < 100
+    resumed = subprocess.run([bmn, "resume", uri, "--address", ray_address, "--no-progress"],
+                             capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert not store.exists("run.lock") and run_status_dict(uri)["shards_done"] == 100
+    local = tmp_path / "local"
+    run_search(make_config(local, workers=2, **search))
+    assert_same_tables(tables_of(local), tables_of(uri))
+
+
 def test_endpoint_from_the_environment(s3, tmp_path, monkeypatch):
     monkeypatch.setenv("AWS_ENDPOINT_URL", s3)
     uri = "s3://bmn-runs/searches/two"

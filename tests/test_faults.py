@@ -364,3 +364,20 @@ def test_a_search_whose_tables_miss_shards_is_incomplete_and_exits_1(ray_address
     resumed = bmn("resume", out, "--address", ray_address, "--no-progress")
     assert resumed.returncode == 0 and "moved it to damaged/" in resumed.stderr, resumed.stderr
     assert_same_tables(tables_of(out), reference)
+
+
+def test_a_wrong_token_is_one_sentence(ray_address, tmp_path):
+    """The session's cluster requires its token (as every cluster bmn's configs start): a client with
+    another token is refused by the cluster (Ray's core retries for 20 s, printing a warning each
+    second, then says only "Failed to connect"); one with no token at all stops before asking. Each
+    is one sentence of bmn's, exit 2."""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN"}
+    env["HOME"] = str(tmp_path)  # no ~/.ray/auth_token either
+    for token, said in (("0" * 64, "refused this client's authentication token: give bmn the cluster's token"),
+                        (None, "no authentication token was found")):
+        done = bmn("search", "--deals", "10", "--shard-size", "10", "--out", tmp_path / "run", "--address",
+                   ray_address, "--no-progress", env={**env, "RAY_AUTH_TOKEN": token} if token else env, timeout=120)
+        assert done.returncode == 2 and one_sentence(done.stderr), done.stderr
+        assert done.stderr.startswith("bmn: error: ") and ray_address in done.stderr and said in done.stderr
+        assert "InvalidAuthToken" not in done.stderr  # Ray's own warnings, held back
+        assert not (tmp_path / "run" / "run.lock").exists()

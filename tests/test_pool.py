@@ -18,38 +18,9 @@ from cluster.pool import AUTO_FACTOR, AUTO_FIRST_S, AUTO_MIN_S, ShardPool
 from cluster.worker import ShardRunner
 from kernels.errors import BmnError
 
-from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of, wait_for
+from cluster_helpers import Gate, assert_same_tables, direct_tables, gated_runner, make_config, tables_of, wait_for
 
 SEARCH = dict(strategy="random", deals=60_000, shard_size=10_000, min_cards=600, seed=5)
-
-
-@ray.remote(num_cpus=0)
-class Gate:
-    """Holds actors in their warm-up until opened, so that a test decides when they have started."""
-
-    def __init__(self):
-        self.open = False
-
-    def set(self, value: bool) -> None:
-        self.open = value
-
-    def is_open(self) -> bool:
-        return self.open
-
-
-def gated_runner(gate, fail_warm_up: bool = False):
-    """A ShardRunner whose warm-up waits for `gate` (or raises, as a node lacking a dependency)."""
-
-    @ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)
-    class Gated(ShardRunner):
-        def warm_up(self):
-            if fail_warm_up:
-                raise ImportError("No module named 'numba'")
-            while not ray.get(gate.is_open.remote()):
-                time.sleep(0.05)
-            return super().warm_up()
-
-    return Gated
 
 
 def make_pool(actor_class, config, wanted=2, **options) -> tuple[ShardPool, Plan]:
