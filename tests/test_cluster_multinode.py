@@ -1,9 +1,21 @@
-"""A multi-node Ray cluster simulated on one machine; a node is removed mid-run."""
+"""Multi-node Ray clusters on one machine: one simulated (Ray's cluster_utils) with a node removed
+mid-run, and one started as a user starts a cloud cluster (`ray start` per node, token
+authentication, the job submitted with `ray job submit`, results on S3)."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import re
+import secrets
+import shutil
 import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
 
 import pytest
 import ray
@@ -11,7 +23,10 @@ from ray.cluster_utils import Cluster
 
 from cluster.coordinator import run_search
 
-from cluster_helpers import assert_same_tables, busy_actor, direct_tables, make_config, tables_of
+from cluster_helpers import (AWS_TEST_ENV, assert_same_tables, busy_actor, direct_tables, free_port, make_config,
+                             moto_s3, tables_of, wait_for)
+
+BIN = Path(sys.executable).parent
 
 SEARCH = dict(strategy="random", deals=800_000, shard_size=50_000, min_cards=1200, seed=5)
 
@@ -61,3 +76,94 @@ def test_removing_a_node_mid_run_loses_nothing(cluster, tmp_path):
     coordinator = removed[0][2]
     # The lost actor was replaced (on the spare node: the lost one is gone, the head has no CPU).
     assert coordinator.pool.lost_actors == 1 and len(coordinator.pool.actors) == 3
+
+
+# -- the cloud flow, as a user types it ------------------------------------------------------------
+
+def _ray(*args: str, env: dict, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "ray"), *args], env=env, capture_output=True, text=True, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def typed_cluster(tmp_path_factory):
+    """A Ray cluster started as README.md starts one, each node its own `ray start` process: a head
+    with no CPU (it runs the job's driver and the dashboard, with the job API on 127.0.0.1 only) and
+    two worker nodes of one CPU, token authentication on with a token of the cluster's own. Yields
+    (GCS address, dashboard URL, the environment that holds the token)."""
+    temp = tempfile.mkdtemp(prefix="bmnjob-")  # short: Ray's socket paths must fit in 107 bytes
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
+           "HOME": str(tmp_path_factory.mktemp("home"))}
+    dashboard = free_port()
+    nodes = []
+
+    def start(*args: str) -> subprocess.Popen:
+        log = open(os.path.join(temp, f"node{len(nodes)}.log"), "wb")
+        node = subprocess.Popen([str(BIN / "ray"), "start", "--block", "--disable-usage-stats", *args], env=env,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        nodes.append((node, log))
+        return node
+
+    try:
+        start("--head", "--num-cpus=0", "--port=0", f"--temp-dir={temp}", "--dashboard-host=127.0.0.1",
+              f"--dashboard-port={dashboard}", f"--dashboard-agent-listen-port={free_port()}")
+        record = os.path.join(temp, "ray_current_cluster")
+        assert wait_for(lambda: os.path.exists(record) and open(record).read().strip(), timeout=120)
+        address = open(record).read().strip()
+        for _ in range(2):  # (several nodes on one machine: each agent on a port of its own)
+            start(f"--address={address}", "--num-cpus=1", "--dashboard-agent-listen-port=0",
+                  "--dashboard-agent-grpc-port=0", "--metrics-export-port=0", "--runtime-env-agent-port=0")
+
+        def three_nodes() -> bool:
+            said = _ray("status", f"--address={address}", env=env, timeout=60).stdout
+            return said.count(" node_") == 3 and "0.0/2.0 CPU" in said
+
+        assert wait_for(three_nodes, timeout=180, step=1.0)
+        yield address, f"http://127.0.0.1:{dashboard}", env
+    finally:
+        for node, log in nodes:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(node.pid, signal.SIGKILL)
+            node.wait()
+            log.close()
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_the_cloud_flow_as_a_user_types_it(typed_cluster, tmp_path):
+    """`ray job submit -- bmn search ... --out s3://...` on a cluster of separate processes with token
+    authentication, writing to moto's S3; then `bmn status` and `bmn query` from outside the
+    cluster. The tables equal the kernels' own, both worker nodes play shards, and a client without
+    the cluster's token is refused."""
+    address, dashboard, env = typed_cluster
+    search = dict(strategy="random", deals=200_000, shard_size=10_000, min_cards=900, seed=8)
+    with moto_s3("bmn-cloud") as endpoint:
+        storage = {**AWS_TEST_ENV, "AWS_ENDPOINT_URL": endpoint}
+        uri = "s3://bmn-cloud/bmn/run-1"
+        command = [str(BIN / "bmn"), "search", "--strategy", "random", "--deals", str(search["deals"]),
+                   "--shard-size", str(search["shard_size"]), "--min-cards", str(search["min_cards"]),
+                   "--seed", str(search["seed"]), "--out", uri, "--no-progress"]
+        job = None
+        for _ in range(60):  # the job API answers "no available agent" until the head's agent is up
+            job = _ray("job", "submit", "--address", dashboard, "--runtime-env-json",
+                       json.dumps({"env_vars": storage}), "--", *command, env=env, timeout=300)
+            if "No available agent" not in job.stdout + job.stderr:
+                break
+            time.sleep(1.0)
+        assert job.returncode == 0 and "finished" in job.stdout, job.stdout + job.stderr
+        outside = {**env, **storage}
+        status = subprocess.run([str(BIN / "bmn"), "status", uri, "--json"], env=outside, capture_output=True,
+                                text=True, timeout=120)
+        assert status.returncode == 0, status.stderr
+        assert (json.loads(status.stdout)["state"], json.loads(status.stdout)["shards_done"]) == ("finished", 20)
+        query = subprocess.run([str(BIN / "bmn"), "query", uri, "SELECT count(DISTINCT worker) AS workers FROM shards",
+                                "--format", "json"], env=outside, capture_output=True, text=True, timeout=120)
+        assert query.returncode == 0, query.stderr
+        assert json.loads(query.stdout) == [{"workers": 2}]  # one actor on each one-CPU node: both played
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("AWS_ENDPOINT_URL", endpoint)
+            assert_same_tables(tables_of(uri), direct_tables(make_config(tmp_path / "direct", **search)))
+    # Without the token: the job API refuses the client.
+    anonymous = {k: v for k, v in env.items() if k != "RAY_AUTH_TOKEN"}
+    refused = _ray("job", "list", "--address", dashboard, env=anonymous, timeout=120)
+    assert refused.returncode != 0 and re.search(r"401|[Uu]nauthori[sz]ed|token", refused.stdout + refused.stderr)
