@@ -45,7 +45,9 @@ READ_BACKOFF_S = 0.5
 SMALL_TABLE_ROWS = 1000  # tables with fewer rows are written with a cheaper compression
 
 
-def _s3(uri: str) -> tuple[pafs.FileSystem, str]:
+def _s3_options(uri: str) -> dict:
+    """Where an s3:// URI's store is: pyarrow's S3FileSystem options (endpoint_override, scheme,
+    region), from the URI's query and the usual AWS variables."""
     parsed = urlparse(uri)
     query = {k: v[-1] for k, v in parse_qs(parsed.query).items()}
     options = {}
@@ -61,6 +63,12 @@ def _s3(uri: str) -> tuple[pafs.FileSystem, str]:
         options["region"] = "us-east-1"
     if "scheme" in query:
         options["scheme"] = query["scheme"]
+    return options
+
+
+def _s3(uri: str) -> tuple[pafs.FileSystem, str]:
+    parsed = urlparse(uri)
+    options = _s3_options(uri)
     try:
         # A delayed open lets pyarrow send a small file as one PutObject instead of a three-request
         # multipart upload: a third of the round trips for every shard file. Writes are made in the
@@ -150,10 +158,69 @@ class LockInfo:
         return f"pid {self.pid} on {self.host}, started {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(self.started))}"
 
 
+class LockConflict(Exception):
+    """A conditional write of the lock found it other than expected (created, replaced or gone)."""
+
+
+class S3Lock:
+    """The run's lock on S3, written only conditionally: created only if absent (If-None-Match: *),
+    replaced and deleted only if unchanged since it was read (If-Match: its ETag). Of two jobs
+    taking a run at once, exactly one succeeds; a job renews its lease only while the lock is the
+    one it wrote. (pyarrow's S3 file system cannot send these headers; boto3 does.)"""
+
+    CONFLICT = {"PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey", "412", "409"}
+
+    def __init__(self, uri: str, root: str):
+        import boto3
+        import botocore.config
+
+        options = _s3_options(uri)
+        endpoint = None
+        if "endpoint_override" in options:
+            endpoint = f"{options.get('scheme', 'https')}://{options['endpoint_override']}"
+        self.client = boto3.client("s3", endpoint_url=endpoint, region_name=options.get("region"),
+                                   config=botocore.config.Config(retries={"max_attempts": 5, "mode": "standard"}))
+        self.bucket, _, prefix = root.partition("/")
+        self.key = posixpath.join(prefix, LOCK) if prefix else LOCK
+
+    def _call(self, method, **kwargs):
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            return method(Bucket=self.bucket, Key=self.key, **kwargs)
+        except ClientError as error:
+            code = str(error.response.get("Error", {}).get("Code", ""))
+            status = str(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", ""))
+            if code in self.CONFLICT or status in ("412", "409"):
+                raise LockConflict(code or status) from None
+            raise OSError(f"{code or status}: {error}") from None
+        except BotoCoreError as error:
+            raise OSError(str(error)) from None
+
+    def read(self) -> tuple[bytes | None, str | None]:
+        """The lock's content and ETag; (None, None) if there is none."""
+        try:
+            got = self._call(self.client.get_object)
+        except LockConflict:  # NoSuchKey
+            return None, None
+        return got["Body"].read(), got["ETag"]
+
+    def create(self, data: bytes) -> str:
+        return self._call(self.client.put_object, Body=data, IfNoneMatch="*")["ETag"]
+
+    def replace(self, data: bytes, etag: str) -> str:
+        return self._call(self.client.put_object, Body=data, IfMatch=etag)["ETag"]
+
+    def delete(self, etag: str) -> None:
+        self._call(self.client.delete_object, IfMatch=etag)
+
+
 class RunStore:
     def __init__(self, uri: str):
         self.uri = uri
         self.fs, self.root, self.local = open_filesystem(uri)
+        self._s3_lock: S3Lock | None = None
+        self._etag: str | None = None  # on S3: the ETag of the lock this job last wrote
         self.owner: str | None = None
         self._lock_started = 0.0
         self._renewal = 0
@@ -297,11 +364,25 @@ class RunStore:
     def read_lock(self) -> LockInfo | None:
         return _parse_lock(self._lock_bytes())
 
+    @property
+    def conditional(self) -> S3Lock | None:
+        """The lock's conditional writer, on S3 (None elsewhere: a local file is created exclusively;
+        other object stores get read, compare and write)."""
+        if self._s3_lock is None and not self.local and self.uri.lower().startswith("s3://"):
+            self._s3_lock = S3Lock(self.uri, self.root)
+        return self._s3_lock
+
     def _lock_bytes(self) -> bytes | None:
+        return self._lock_state()[0]
+
+    def _lock_state(self) -> tuple[bytes | None, str | None]:
+        """The lock's content and (on S3) its ETag; (None, None) if absent or unreadable."""
         try:
-            return self.read_bytes(LOCK)
+            if self.conditional is not None:
+                return self.conditional.read()
+            return self.read_bytes(LOCK), None
         except OSError:
-            return None
+            return None, None
 
     def acquire(self, notice=None) -> None:
         """Take the run's lock (a lease renewed until release), or refuse if a live job holds it.
@@ -311,7 +392,7 @@ class RunStore:
         job is alive and the run is refused; if it stays the same that long, its job is dead and the
         lock is taken over, only if it is still the one watched. `notice` (default: a line on stderr)
         is told when a watch starts."""
-        seen = self._lock_bytes()
+        seen, seen_etag = self._lock_state()
         if seen is not None:
             holder = _parse_lock(seen)
             if holder is not None and holder.host == socket.gethostname() and _process_alive(holder.pid):
@@ -332,7 +413,19 @@ class RunStore:
         self._renewal = 0
         self.lost = None
         info = json.dumps(self._info().__dict__).encode()
-        if self.local and seen is None:
+        if self.conditional is not None:
+            # Created only if still absent, or replaced only if still the lock watched: of two jobs
+            # doing this at once, the store lets exactly one through.
+            try:
+                self._etag = (self.conditional.create(info) if seen is None
+                              else self.conditional.replace(info, seen_etag))
+            except LockConflict:
+                self.owner = None
+                raise BmnError(f"run {self.uri} was taken by another job starting at the same time") from None
+            except OSError as error:
+                self.owner = None
+                raise BmnError(f"cannot write the lock of {self.uri}: {first_line(error)}") from None
+        elif self.local and seen is None:
             # Exclusive create: of two jobs starting at once, exactly one gets here first.
             try:
                 fd = os.open(self.path(LOCK), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
@@ -344,7 +437,8 @@ class RunStore:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(info)
         else:
-            # Replace the watched (dead, or absent) lock only if it is still that one.
+            # Replace the watched (dead, or absent) lock only if it is still that one (read, compare
+            # and write: a store without conditional writes cannot do better).
             if self._lock_bytes() != seen:
                 self.owner = None
                 raise BmnError(f"run {self.uri} was taken by another job starting at the same time")
@@ -392,6 +486,15 @@ class RunStore:
                 return
             if self.lost:
                 raise BmnError(self.lost)
+            if self.conditional is not None:
+                self._renewal += 1
+                try:
+                    self._etag = self.conditional.replace(json.dumps(self._info().__dict__).encode(), self._etag)
+                except LockConflict:
+                    holder = self.read_lock()
+                    raise BmnError(f"another job took over run {self.uri}"
+                                   f"{f' ({holder.describe()})' if holder else ''}") from None
+                return
             holder = self.read_lock()
             if holder is not None and holder.owner != self.owner:
                 raise BmnError(f"another job took over run {self.uri} ({holder.describe()})")
@@ -404,7 +507,17 @@ class RunStore:
             self._renewer.join(timeout=30)
         self._renewer = None
         with self._renew_lock:
-            if self.owner is not None:
+            if self.owner is not None and self.conditional is not None:
+                try:
+                    self.conditional.delete(self._etag)  # only the lock this job wrote
+                except LockConflict:
+                    pass  # another job's now: not ours to delete
+                except OSError:
+                    holder = self.read_lock()  # a store without conditional deletes
+                    if holder is None or holder.owner == self.owner:
+                        self.delete(LOCK)
+                self.owner = None
+            elif self.owner is not None:
                 holder = self.read_lock()
                 if holder is None or holder.owner == self.owner:
                     self.delete(LOCK)

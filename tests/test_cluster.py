@@ -84,11 +84,11 @@ def test_attempts_cap_reports_failed_shards_and_resume_finishes_them(ray_address
 
 
 @pytest.mark.slow
-def test_driver_stopped_by_ray_job_stop_then_killed_then_resumed(ray_address, tmp_path):
+def test_driver_stopped_by_ray_job_stop_then_resumed(ray_address, tmp_path):
     """`ray job stop` sends the driver SIGTERM and, after a grace of a few seconds, SIGKILL: the
-    search stops within the grace (its lock released, its shards kept). Then a resumed driver
-    killed outright (SIGKILL: a preempted node) leaves its lock, and resuming finishes the run as if
-    nothing had happened."""
+    search stops within the grace (its lock released, its shards kept), and resuming finishes the
+    run as if nothing had happened. (A driver killed outright, leaving its lock:
+    test_cluster_s3.py.)"""
     from ray.dashboard.modules.job.job_supervisor import JobSupervisor
 
     out = tmp_path / "run"
@@ -114,20 +114,11 @@ def test_driver_stopped_by_ray_job_stop_then_killed_then_resumed(ray_address, tm
     from cluster.query import query
 
     assert query([str(out)], "SELECT count(*) AS n FROM shards").to_pylist() == [{"n": stopped}]
-
-    driver = subprocess.Popen([str(BMN), "resume", str(out), "--address", ray_address, "--no-progress"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    assert wait_for(lambda: len(list(shards.glob("*.parquet"))) >= stopped + 2)
-    driver.send_signal(signal.SIGKILL)
-    driver.wait()
-    done_before = len(read_summaries(RunStore(str(out))))
-    assert stopped + 2 <= done_before < 60
-    assert (out / "run.lock").exists()  # left behind by the killed driver
     resumed = subprocess.run([str(BMN), "resume", str(out), "--address", ray_address, "--no-progress", "--json"],
                              capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stderr
     report = json.loads(resumed.stdout)
-    assert report["shards_done"] == 60 and report["new_shards"] == 60 - done_before
+    assert report["shards_done"] == 60 and report["new_shards"] == 60 - stopped
     uninterrupted = tmp_path / "whole"
     run_search(make_config(uninterrupted, workers=2, **{**RANDOM, "deals": 3_000_000}))
     assert_same_tables(tables_of(uninterrupted), tables_of(out))

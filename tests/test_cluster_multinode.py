@@ -109,15 +109,16 @@ def typed_cluster(tmp_path_factory):
         record = os.path.join(temp, "ray_current_cluster")
         assert wait_for(lambda: os.path.exists(record) and open(record).read().strip(), timeout=120)
         address = open(record).read().strip()
-        for _ in range(2):  # (several nodes on one machine: each agent on a port of its own)
+        def up(count: int) -> bool:
+            said = _ray("status", f"--address={address}", env=env, timeout=60).stdout
+            return said.count(" node_") == count and f"0.0/{count - 1}.0 CPU" in said
+
+        # One worker node after the other: several nodes on one machine pick their ports as they
+        # start, and two starting at once can pick the same one. Each agent on a port of its own.
+        for count in (2, 3):
             start(f"--address={address}", "--num-cpus=1", "--dashboard-agent-listen-port=0",
                   "--dashboard-agent-grpc-port=0", "--metrics-export-port=0", "--runtime-env-agent-port=0")
-
-        def three_nodes() -> bool:
-            said = _ray("status", f"--address={address}", env=env, timeout=60).stdout
-            return said.count(" node_") == 3 and "0.0/2.0 CPU" in said
-
-        assert wait_for(three_nodes, timeout=180, step=1.0)
+            assert wait_for(lambda: up(count), timeout=180, step=1.0), f"{count - 1} worker nodes did not start"
         yield address, f"http://127.0.0.1:{dashboard}", env
     finally:
         for node, log in nodes:

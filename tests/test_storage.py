@@ -351,13 +351,70 @@ def test_a_store_that_fails_for_a_while_does_not_lose_the_lease(endpoint, monkey
     monkeypatch.setattr(storage, "READ_BACKOFF_S", 0.0)
     store = RunStore(f"s3://{BUCKET}/{uuid.uuid4().hex}/run?endpoint_override={endpoint}")
     store.acquire()
-    real = store.fs
-    store.fs = FlakyStore(real, 10 ** 6)
-    assert wait_until(lambda: store.fs.opens > 2 * (storage.READ_RETRIES + 1))  # renewals that failed
-    store.fs = real
+    # The lock is written with S3's conditional requests (boto3): its client fails, as a store that
+    # does not answer would, while the files' reads (pyarrow) fail too.
+    from botocore.exceptions import EndpointConnectionError
+
+    real_client, real_fs, failed = store.conditional.client, store.fs, []
+
+    class Down:
+        def __getattr__(self, name):
+            def call(**kwargs):
+                failed.append(name)
+                raise EndpointConnectionError(endpoint_url=endpoint)
+            return call
+
+    store.conditional.client, store.fs = Down(), FlakyStore(real_fs, 10 ** 6)
+    assert wait_until(lambda: failed.count("put_object") >= 3)  # renewals that failed
+    store.conditional.client, store.fs = real_client, real_fs
     before = store.read_lock().renewal
     assert wait_until(lambda: (store.read_lock() or LockInfo("", "", 0, 0, 0)).renewal > before)
     assert store.lost is None and store.read_lock().owner == store.owner
     store.heartbeat()
     store.release()
     assert not store.exists(LOCK)
+
+
+@pytest.mark.parametrize("left", ["nothing", "a dead job's lock from another machine"])
+def test_on_s3_a_job_that_finds_the_run_free_a_moment_too_late_is_refused(endpoint, monkeypatch, left):
+    """Job B reads the lock (absent, or a dead job's, watched unchanged), then is held just before
+    it writes; meanwhile job A takes the run. A read, compare and write would let B overwrite A's
+    lock and both would search; S3's conditional write (If-None-Match: *, If-Match: the ETag B
+    saw) refuses B."""
+    monkeypatch.setattr(storage, "LOCK_STALE_S", 0.3)
+    uri = f"s3://{BUCKET}/{uuid.uuid4().hex}/run?endpoint_override={endpoint}"
+    if left != "nothing":
+        RunStore(uri).write_json(LOCK, LockInfo("dead", "another-machine", 1, 0.0, 0.0).__dict__)
+    a, b = RunStore(uri), RunStore(uri)
+    about_to_write, a_holds = threading.Event(), threading.Event()
+    for name in ("create", "replace"):
+        real = getattr(b.conditional, name)
+
+        def held(*args, real=real):
+            about_to_write.set()
+            assert a_holds.wait(timeout=60)
+            return real(*args)
+
+        setattr(b.conditional, name, held)
+    outcome = {}
+
+    def job_b():
+        try:
+            b.acquire(notice=lambda text: None)
+            outcome["b"] = "holds"
+        except BmnError as error:
+            outcome["b"] = one_sentence(error)
+
+    thread = threading.Thread(target=job_b)
+    thread.start()
+    assert about_to_write.wait(timeout=60)  # B has seen the run free and is about to write
+    a.acquire(notice=lambda text: None)
+    a_holds.set()
+    thread.join(timeout=60)
+    try:
+        assert outcome["b"] == f"run {uri} was taken by another job starting at the same time"
+        assert a.read_lock().owner == a.owner
+        a.heartbeat()  # A's lease is still A's
+    finally:
+        a.release()
+    assert not a.exists(LOCK)
