@@ -266,27 +266,6 @@ def test_a_directory_that_is_not_a_run_is_refused(ray_address, tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
 
 
-@ray.remote(num_cpus=1)
-class WorkerThatCannotStart:
-    """Stands in for ShardWorker on a cluster whose nodes lack a dependency."""
-
-    def __init__(self, *args):
-        raise ImportError("No module named 'numba'")
-
-    def warm_up(self):
-        return "never"
-
-
-@pytest.mark.slow
-def test_workers_that_cannot_start_stop_the_run(ray_address, tmp_path, monkeypatch):
-    import cluster.coordinator
-
-    monkeypatch.setattr(cluster.coordinator, "ShardWorker", WorkerThatCannotStart)
-    with pytest.raises(BmnError, match="the workers cannot start .*No module named 'numba'"):
-        run_search(make_config(tmp_path, workers=2, **RANDOM))
-    assert not (tmp_path / "run.lock").exists() and (tmp_path / "run.json").exists()
-
-
 def test_min_tricks_keeps_games_of_that_many_tricks(ray_address, tmp_path):
     config = make_config(tmp_path, workers=2, **{**RANDOM, "deals": 100_000, "min_cards": 10**6, "min_tricks": 200})
     run_search(config)
