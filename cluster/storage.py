@@ -444,10 +444,11 @@ class RunStore:
                 raise BmnError(f"run {self.uri} was taken by another job starting at the same time")
             self.write_bytes(LOCK, info)
             time.sleep(0.05)
-        mine = self.read_lock()
-        if mine is None or mine.owner != self.owner:
-            self.owner = None
-            raise BmnError(f"run {self.uri} was taken by another job starting at the same time")
+            # Without an exclusive or conditional write, only reading it back tells who won.
+            mine = self.read_lock()
+            if mine is None or mine.owner != self.owner:
+                self.owner = None
+                raise BmnError(f"run {self.uri} was taken by another job starting at the same time")
         self._stop_renewing.clear()
         self._renewer = threading.Thread(target=self._renew, name="bmn-lease", daemon=True)
         self._renewer.start()
