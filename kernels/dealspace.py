@@ -166,3 +166,32 @@ def step_deal(seq) -> int:
         lo += 1
         hi -= 1
     return i
+
+
+@kernel(inline="always")
+def unrank_into(rank, counts, deal_count, left, seq):
+    """The deal of `rank` (as `DealSpace.unrank_sequence`) into `seq`, in 64-bit words: for deal
+    spaces of `deal_count` < 2^63 deals (the GPU's exhaustive sweep unranks with it on the device).
+    `counts[v]` is the deck's number of cards of value v; `left` is scratch of the same length.
+
+    block * c / remaining (the deals whose next card has value v) is a whole number, computed as
+    (block // remaining) * c + (block % remaining) * c // remaining so that nothing overflows."""
+    rank = np.uint64(rank)
+    block = np.uint64(deal_count)
+    remaining = np.uint64(0)
+    for v in range(counts.shape[0]):
+        left[v] = counts[v]
+        remaining += np.uint64(counts[v])
+    for position in range(seq.shape[0]):
+        for value in range(counts.shape[0] - 1, -1, -1):
+            c = np.uint64(left[value])
+            if c == np.uint64(0):
+                continue
+            sub = (block // remaining) * c + ((block % remaining) * c) // remaining
+            if rank < sub:
+                seq[position] = value
+                left[value] -= 1
+                block = sub
+                break
+            rank -= sub
+        remaining -= np.uint64(1)

@@ -9,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from kernels.dealspace import DealSpace, next_deal
+from kernels.dealspace import DealSpace, next_deal, unrank_into
 from kernels.decks import parse_deck
 from kernels.errors import BmnError
 from kernels.notation import format_deal, parse_deal
@@ -97,3 +97,18 @@ def test_rank_errors():
         STANDARD.rank(parse_deal("AAAAKKKKQQQQJJJJ---------A/--------------------------"))
     with pytest.raises(BmnError, match="outside this deal space"):
         STANDARD.check_range(5, STANDARD.count + 1)
+
+
+@pytest.mark.parametrize("deck", ["camicia", "0:6,1:2,2:2", "0:8,1:3,2:3,3:2", "0:24,1:4,2:4,3:4,4:4"])
+def test_unrank_in_words_matches_unrank(deck):
+    """The GPU's unranking (64-bit words, deal spaces under 2^63 deals) gives the deal of every rank."""
+    space = DealSpace.of(parse_deck(deck))
+    assert space.count < 2**63
+    counts = np.array(space.deck.counts, dtype=np.uint8)
+    left = np.zeros_like(counts)
+    rng = random.Random(deck)
+    ranks = [0, 1, space.count - 2, space.count - 1] + [rng.randrange(space.count) for _ in range(300)]
+    for rank in ranks:
+        seq = np.zeros(space.deck.total, dtype=np.uint8)
+        unrank_into(rank, counts, space.count, left, seq)
+        assert np.array_equal(seq, space.unrank_sequence(rank)), rank

@@ -1,0 +1,188 @@
+"""The sweeps on a GPU: `run_random` and `run_exhaustive` with `device="gpu"` land here.
+
+The device plays every deal of the shard and tallies it (kernels/engines/gpu.py); this module
+launches it, sums the threads' tallies, and replays on the CPU the few deals the device kept (the
+candidates, every cycle among them, and the longest game), so that their rows (preperiod, period,
+cycle id) are exactly the CPU engine's. The tally is then the one the CPU's sweep fills, read by
+the same `ShardResult.from_tally`: a GPU shard equals a CPU shard in every field.
+
+Which deals a shard holds does not depend on the device: the random stream and the rank order are
+the CPU's, only the order in which the device plays them differs, and nothing in the tally
+depends on that order (sums, a histogram, candidates sorted by index, the longest game first met).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import kernel
+from ..dealspace import DealSpace
+from ..engines import FAST, default_brent_start, play_rows
+from ..engines.bitmask import fits
+from ..errors import BmnError
+from ..game import CYCLE, F_CARDS, F_OUTCOME, N_FIELDS
+from ..rng import deal_state, random_deal, stream_key
+from .tally import (CARDS, CYCLES, DEALS, HIST_BINS, LONGEST_CARDS, LONGEST_INDEX, N_CAND, N_STATS, ShardResult,
+                    new_tally)
+
+REFUSAL = ("the GPU engine holds two-player deals of at most 64 cards and 16 penalty cards (the fast engine's); "
+           "use device = \"cpu\" for these deals")
+MIN_CAPACITY = 1024  # candidate slots of a launch (grown and relaunched if a shard keeps more)
+
+
+def gpu():
+    """The CUDA engine's module (numba-cuda imported), or a BmnError saying how to get it."""
+    try:
+        from ..engines import gpu as engine
+    except ImportError as error:
+        raise BmnError(f"the GPU engine needs numba-cuda: pip install 'bmn[gpu]' ({error})") from None
+    return engine
+
+
+def check_space(space: DealSpace) -> None:
+    deck = space.deck
+    if not fits(space.players, deck.total, deck.penalty_cards, deck.max_value):
+        raise BmnError(REFUSAL)
+
+
+def launch_size(engine, work_items: int) -> tuple[int, int]:
+    """(blocks, threads per block): enough to fill the device (a few blocks per multiprocessor), fewer
+    for a small shard; every thread takes work from the counter, so any size plays the whole shard.
+    Under the simulator (a Python thread per CUDA thread) one small block."""
+    if engine.SIMULATOR:
+        return 1, 16
+    fill = int(engine.cuda.get_current_device().MULTIPROCESSOR_COUNT) * 8
+    return max(1, min(-(-work_items // engine.THREADS), fill)), engine.THREADS
+
+
+def _launch(engine, mode: int, args, count: int):
+    """Run the sweep kernel over `count` deals; returns (acc, histogram, sorted candidate indexes) on the
+    host. A shard that keeps more candidates than the launch has slots is played again with room for
+    all of them (candidates are rare: a long game or a cycle)."""
+    cuda = engine.cuda
+    blocks, per_block = launch_size(engine, -(-count // engine.GRAB))
+    arrays = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+    capacity = MIN_CAPACITY
+    while True:
+        counter = cuda.to_device(np.zeros(1, dtype=np.int64))
+        acc = cuda.to_device(np.zeros((blocks * per_block, engine.N_ACC), dtype=np.int64))
+        histogram = cuda.to_device(np.zeros(HIST_BINS, dtype=np.int64))
+        n_cand = cuda.to_device(np.zeros(1, dtype=np.int64))
+        cand_index = cuda.to_device(np.zeros(capacity, dtype=np.int64))
+        engine.sweep_kernels[mode][blocks, per_block](*arrays, counter, acc, histogram, n_cand, cand_index)
+        kept = int(n_cand.copy_to_host()[0])
+        if kept <= capacity:
+            return acc.copy_to_host(), histogram.copy_to_host(), np.sort(cand_index.copy_to_host()[:kept])
+        capacity = kept
+
+
+def _tally(space: DealSpace, acc, histogram, cand_index, deals_at) -> dict:
+    """The CPU sweep's tally from the threads' tallies and the kept deals replayed on the CPU."""
+    engine = gpu()
+    total = space.deck.total
+    brent = default_brent_start(total)
+    split = np.array([space.split], dtype=np.int64)
+    splits = np.repeat(split, len(cand_index), axis=0)
+    cand_deals = deals_at(cand_index)
+    cand_rows = np.zeros((len(cand_index), N_FIELDS), dtype=np.int64)
+    if len(cand_index):
+        play_rows(FAST, cand_deals, splits, brent, cand_rows)
+    stats = np.zeros(N_STATS, dtype=np.int64)
+    stats[DEALS] = acc[:, engine.A_DEALS].sum()
+    # The device counts the cards of finished games; a cycle's cards (to the end of its first period,
+    # as the CPU counts them) come from its replayed row.
+    stats[CARDS] = acc[:, engine.A_CARDS].sum() + sum(int(r[F_CARDS]) for r in cand_rows if r[F_OUTCOME] == CYCLE)
+    stats[CYCLES] = acc[:, engine.A_CYCLES].sum()
+    stats[N_CAND] = len(cand_index)
+    wins = np.zeros(space.players, dtype=np.int64)
+    wins[0] = acc[:, engine.A_WIN0].sum()
+    wins[1] = acc[:, engine.A_WIN1].sum()
+    longest_deal = np.zeros(total, dtype=np.uint8)
+    longest_row = np.zeros(N_FIELDS, dtype=np.int64)
+    best = acc[:, engine.A_BEST_CARDS].max()
+    stats[LONGEST_INDEX] = -1
+    if best >= 0:
+        # The first deal that reached the most cards: the CPU's longest game.
+        index = int(acc[acc[:, engine.A_BEST_CARDS] == best, engine.A_BEST_INDEX].min())
+        stats[LONGEST_CARDS] = best
+        stats[LONGEST_INDEX] = index
+        longest_deal[:] = deals_at(np.array([index], dtype=np.int64))[0]
+        row = np.zeros((1, N_FIELDS), dtype=np.int64)
+        play_rows(FAST, longest_deal.reshape(1, -1), split, brent, row)
+        longest_row[:] = row[0]
+    return dict(stats=stats, wins=wins, histogram=histogram, cand_deals=cand_deals, cand_rows=cand_rows,
+                cand_index=cand_index, longest_deal=longest_deal, longest_row=longest_row)
+
+
+@kernel
+def random_deals_at(key, penalties, indexes, out):
+    """Deals indexes[i] of the random stream `key` into out[i] (the host's copy of kept deals)."""
+    positions = np.zeros(out.shape[1], dtype=np.int64)
+    for i in range(indexes.shape[0]):
+        random_deal(deal_state(key, indexes[i]), positions, penalties, out[i])
+
+
+def run_random_gpu(space: DealSpace, seed: int, shard: int, count: int, *, start: int = 0, min_cards: int,
+                   min_tricks: int = 0) -> ShardResult:
+    """`run_random` on the GPU: the same deals, the same ShardResult."""
+    check_space(space)
+    engine = gpu()
+    total = space.deck.total
+    penalties = np.array([v for v in space.deck.cards() if v], dtype=np.uint8)
+    key = stream_key(int(seed), int(shard))
+    count, start = int(count), int(start)
+
+    def deals_at(indexes):
+        out = np.zeros((len(indexes), total), dtype=np.uint8)
+        random_deals_at(key, penalties, np.asarray(indexes, dtype=np.int64), out)
+        return out
+
+    if count == 0:
+        return ShardResult.from_tally(_empty_tally(space), space)
+    nothing = np.zeros(0, dtype=np.uint8)
+    args = (np.uint64(key), penalties, nothing, 0, start, nothing.reshape(0, total), total,
+            space.split[0], count, engine.GRAB, default_brent_start(total), int(min_cards), int(min_tricks))
+    acc, histogram, cand_index = _launch(engine, engine.RANDOM, args, count)
+    return ShardResult.from_tally(_tally(space, acc, histogram, cand_index, deals_at), space)
+
+
+def run_exhaustive_gpu(space: DealSpace, lo: int, hi: int, *, min_cards: int, min_tricks: int = 0) -> ShardResult:
+    """`run_exhaustive` on the GPU: the same deals, the same ShardResult (candidates carry offsets from lo)."""
+    check_space(space)
+    engine = gpu()
+    lo, hi = int(lo), int(hi)
+    space.check_range(lo, hi)
+    count = hi - lo
+    total = space.deck.total
+    if count >= 2**62:
+        raise BmnError(f"a shard of {count} deals is too large; cut the range into shards")
+
+    def deals_at(indexes):
+        out = np.zeros((len(indexes), total), dtype=np.uint8)
+        for i, index in enumerate(indexes):
+            out[i] = space.unrank_sequence(lo + int(index))
+        return out
+
+    if count == 0:
+        result = ShardResult.from_tally(_empty_tally(space), space)
+        result.rank_base = lo
+        return result
+    deal_count = space.count
+    if deal_count < 2**63:
+        starts = np.zeros((0, total), dtype=np.uint8)  # the device unranks each take's first deal
+    else:
+        # Ranks beyond a word: the host unranks the first deal of every take.
+        starts = np.stack([space.unrank_sequence(lo + a) for a in range(0, count, engine.GRAB)])
+        deal_count = 0
+    counts = np.array(space.deck.counts, dtype=np.uint8)
+    args = (np.uint64(0), np.zeros(0, dtype=np.uint8), counts, int(deal_count),
+            lo if deal_count else 0, starts, total, space.split[0], count, engine.GRAB, default_brent_start(total),
+            int(min_cards), int(min_tricks))
+    acc, histogram, cand_index = _launch(engine, engine.EXHAUSTIVE, args, count)
+    result = ShardResult.from_tally(_tally(space, acc, histogram, cand_index, deals_at), space)
+    result.rank_base = lo
+    return result
+
+
+def _empty_tally(space: DealSpace) -> dict:
+    return new_tally(space.deck.total, space.players, capacity=0)

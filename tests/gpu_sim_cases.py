@@ -1,0 +1,81 @@
+"""The GPU sweeps under numba-cuda's simulator, held to the CPU sweeps (run by tests/test_gpu.py).
+
+The simulator is chosen when numba.cuda is first imported (NUMBA_ENABLE_CUDASIM=1), so these cases
+run in a process of their own: `python tests/gpu_sim_cases.py` prints one JSON object, each case's
+name with "" where the GPU's ShardResult equals the CPU's field by field (candidates, their rows
+and cycle ids, the histogram, the longest game) or the first difference. Keep the cases small: the
+simulator plays a deal in about a millisecond.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from helpers import CASELLA, ZANOTTO, space  # noqa: E402
+
+from kernels.notation import parse_deal  # noqa: E402
+from kernels.strategies.gpusweep import run_exhaustive_gpu, run_random_gpu  # noqa: E402
+from kernels.strategies.sweep import run_exhaustive, run_random  # noqa: E402
+
+
+def difference(cpu, gpu) -> str:
+    """'' when the two ShardResults are equal in every field, else the first field that differs."""
+    for f in dataclasses.fields(cpu):
+        a, b = getattr(cpu, f.name), getattr(gpu, f.name)
+        equal = np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b
+        if not equal:
+            return f"{f.name}: cpu {str(a)[:300]} gpu {str(b)[:300]}"
+    return ""
+
+
+def around(deal: str, before: int, after: int) -> tuple:
+    """A deal's space and a rank range around it."""
+    sp = space("standard" if len(deal) > 45 else "camicia")
+    rank = sp.rank(parse_deal(deal))
+    return sp, rank - before, rank + after
+
+
+def cases() -> dict:
+    standard = space("standard")
+    small = space("0:6,1:2,2:2")  # 1,260 deals, 7 of them never end
+    casella = around(CASELLA, 3, 3)
+    zanotto = around(ZANOTTO, 2, 4)
+    return {
+        # random standard deals: the stream, the candidates over a threshold, the longest game
+        "random standard": lambda run, **kw: run(standard, 7, 3, 1500, min_cards=400, **kw),
+        "random standard, min_tricks": lambda run, **kw: run(standard, 11, 0, 600, start=250, min_cards=10**6,
+                                                             min_tricks=60, **kw),
+        # random deals of a small deck that holds cycles (found by Brent on the device, replayed on the CPU)
+        "random small deck": lambda run, **kw: run(small, 5, 2, 400, min_cards=40, **kw),
+        # every deal of a small deck with cycles (ranks unranked on the device)
+        "exhaustive small deck": lambda run, **kw: run(small, 0, small.count, min_cards=50, **kw),
+        "exhaustive 14 cards, a range": lambda run, **kw: run(space("0:8,1:2,2:2,3:2"), 100_003, 101_000,
+                                                               min_cards=70, **kw),
+        # the published cycles, inside rank ranges: Casella's (standard: ranks beyond 2^63, unranked on the
+        # host) and Zanotto's (Camicia)
+        "exhaustive around Casella's cycle": lambda run, **kw: run(*casella, min_cards=10**6, **kw),
+        "exhaustive around Zanotto's cycle": lambda run, **kw: run(*zanotto, min_cards=10**6, **kw),
+        "exhaustive, empty range": lambda run, **kw: run(small, 5, 5, min_cards=0, **kw),
+    }
+
+
+def main() -> None:
+    report = {}
+    for name, case in cases().items():
+        random = name.startswith("random")
+        cpu = case(run_random if random else run_exhaustive)
+        gpu = case(run_random_gpu if random else run_exhaustive_gpu)
+        report[name] = {"difference": difference(cpu, gpu), "deals": cpu.deals, "cycles": cpu.cycles,
+                        "candidates": len(cpu.candidates)}
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()

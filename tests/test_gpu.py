@@ -1,0 +1,156 @@
+"""The CUDA engine on a machine without a GPU (kernels/engines/gpu.py, kernels/strategies/gpusweep.py).
+
+Two checks need no device: every kernel compiles to PTX for the GPUs bmn targets (Turing sm_75,
+Ampere sm_80, Ada sm_89, Hopper sm_90) with numba-cuda and the CUDA toolkit's wheels, and keeps
+its game in registers (no local memory in the PTX; ptxas reports no stack frame and no spills);
+and under numba-cuda's simulator the GPU sweeps give the CPU sweeps' ShardResults exactly
+(tests/gpu_sim_cases.py, in a process of its own since the simulator is chosen at import).
+How fast the kernels are can only be measured on a GPU (benchmarks/README.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kernels.errors import BmnError
+from kernels.strategies.gpusweep import check_space
+
+from helpers import space
+
+cuda = pytest.importorskip("numba.cuda", reason="numba-cuda is not installed (pip install 'bmn[gpu]')")
+
+TARGETS = ((7, 5), (8, 0), (8, 9), (9, 0))
+HERE = Path(__file__).parent
+
+
+@cache
+def ptx(name: str, cc: tuple[int, int]) -> str:
+    from kernels.engines import gpu
+    fn, signature = gpu.KERNELS[name]
+    text, _ = cuda.compile_ptx(fn, signature, cc=cc)
+    return text
+
+
+def local_memory(text: str) -> list[str]:
+    """The PTX lines that declare or touch local memory (a thread's spilled arrays and registers)."""
+    return [line.strip() for line in text.splitlines() if re.search(r"\.local\b|\blocal\.", line)]
+
+
+@pytest.mark.parametrize("cc", TARGETS, ids=lambda cc: f"sm_{cc[0]}{cc[1]}")
+@pytest.mark.parametrize("name", ("random_sweep", "exhaustive_sweep"))
+def test_kernel_compiles_to_ptx_without_local_memory(name, cc):
+    text = ptx(name, cc)
+    assert f".target sm_{cc[0]}{cc[1]}" in text
+    assert re.search(rf"\.entry\s+\S*{name}", text)
+    assert local_memory(text) == []
+
+
+def test_local_memory_is_seen_where_a_kernel_has_some():
+    """The check above can fail: a thread's own array is local memory, and the PTX says so."""
+    from numba import types
+
+    def with_array(out, k):
+        scratch = cuda.local.array(64, types.uint8)
+        for i in range(64):
+            scratch[i] = i * k
+        out[0] = scratch[k % 64]
+
+    text, _ = cuda.compile_ptx(with_array, (types.uint8[::1], types.int64), cc=(8, 0))
+    assert local_memory(text)
+
+
+def ptxas() -> Path | None:
+    try:
+        import nvidia.cuda_nvcc as nvcc
+    except ImportError:
+        return None
+    found = [Path(p) / "bin" / "ptxas" for p in nvcc.__path__]
+    return next((p for p in found if p.exists()), None)
+
+
+@pytest.mark.parametrize("name", ("random_sweep", "exhaustive_sweep"))
+def test_ptxas_finds_no_stack_and_no_spills(name, tmp_path):
+    """ptxas (from the toolkit's wheel) assembles the Hopper PTX: no stack frame, nothing spilled."""
+    assembler = ptxas()
+    if assembler is None:
+        pytest.skip("ptxas is not installed (nvidia-cuda-nvcc's wheel)")
+    source = tmp_path / f"{name}.ptx"
+    source.write_text(ptx(name, (9, 0)))
+    done = subprocess.run([str(assembler), "-arch=sm_90", "-v", str(source), "-o", os.devnull], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in done.stderr
+    registers = int(re.search(r"Used (\d+) registers", done.stderr).group(1))
+    assert registers <= 255  # a thread's limit: more would spill
+
+
+@pytest.fixture(scope="module")
+def simulated():
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    done = subprocess.run([sys.executable, str(HERE / "gpu_sim_cases.py")], capture_output=True, text=True, env=env,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# Each case, what the CPU's result holds (so that a case that no longer plays what it should fails).
+EXPECTED = {
+    "random standard": dict(deals=1500, cycles=0),
+    "random standard, min_tricks": dict(deals=600, cycles=0),
+    "random small deck": dict(deals=400),
+    "exhaustive small deck": dict(deals=1260, cycles=7),
+    "exhaustive 14 cards, a range": dict(deals=997, cycles=0),
+    "exhaustive around Casella's cycle": dict(deals=6, cycles=1, candidates=1),
+    "exhaustive around Zanotto's cycle": dict(deals=6, cycles=1, candidates=1),
+    "exhaustive, empty range": dict(deals=0, cycles=0, candidates=0),
+}
+
+
+@pytest.mark.parametrize("case", EXPECTED)
+def test_gpu_sweep_equals_cpu_sweep_under_the_simulator(simulated, case):
+    report = simulated[case]
+    assert report["difference"] == ""
+    for key, value in EXPECTED[case].items():
+        assert report[key] == value, key
+    if case.startswith("random small"):
+        assert report["cycles"] > 0
+    if "empty" not in case and "cycle" not in case:
+        assert report["candidates"] > 0
+
+
+def test_every_simulated_case_is_checked(simulated):
+    assert set(simulated) == set(EXPECTED)
+
+
+def test_the_comparison_sees_a_difference():
+    sys.path.insert(0, str(HERE))
+    from gpu_sim_cases import difference
+    from kernels.strategies.sweep import run_random
+    a = run_random(space("standard"), 1, 0, 50, min_cards=300)
+    b = run_random(space("standard"), 1, 0, 50, min_cards=300)
+    assert difference(a, b) == ""
+    b.histogram = b.histogram.copy()
+    b.histogram[np.argmax(b.histogram)] -= 1
+    assert difference(a, b).startswith("histogram")
+    b = run_random(space("standard"), 1, 0, 50, min_cards=300)
+    b.candidates = b.candidates[1:]
+    assert a.candidates and difference(a, b).startswith("candidates")
+
+
+@pytest.mark.parametrize("deck, split, players", [
+    ("standard", "18,17,17", None),  # three players
+    ("0:60,1:10", None, None),  # more than 64 cards
+    ("0:21,1:17", None, None),  # more than 16 penalty cards
+])
+def test_deals_the_gpu_engine_cannot_hold_are_refused(deck, split, players):
+    with pytest.raises(BmnError, match="the GPU engine holds two-player deals"):
+        check_space(space(deck, split, players))
