@@ -25,7 +25,8 @@ from .storage import refuse_credentials
 
 # Keys that say how a run is executed, not what it computes: they may change when a run is resumed.
 EXECUTION_KEYS = ("out", "workers", "max_workers", "address", "time_limit", "progress", "max_attempts", "in_flight",
-                  "shard_timeout")
+                  "shard_timeout", "device")
+DEVICES = ("auto", "cpu", "gpu")
 
 # Strategies with a table of their own parameters (`[climb] pool = ...`): the table's name is the
 # strategy's name.
@@ -63,6 +64,10 @@ class SearchConfig:
     # Seconds a worker may spend on one shard before it is taken for stuck and the shard reissued;
     # 0: automatic (cluster/pool.py: ten times the slowest shard so far, at least five minutes).
     shard_timeout: float = 0
+    # Where the shards of the strategies with GPU kernels (random, exhaustive) run: "cpu"; "gpu" (one actor
+    # per GPU of the cluster, nothing on the other CPUs); "auto" (an actor per GPU, each holding a CPU to
+    # drive it, and CPU actors on the other CPUs; on a cluster without GPUs, CPU actors only).
+    device: str = "auto"
 
     # Filled by resolve() for the deals and extend strategies: the deals of the deals file, kept in
     # the run directory (inputs.txt) so a run never depends on the file again; only their hash
@@ -182,6 +187,7 @@ KEYS: dict[str, Param] = {p.name: p for p in (
     _key("workers", **_BOUND), _key("max_workers", **_BOUND), _key("address", **_TEXT),
     _key("time_limit", kind=float, minimum=0), _key("progress", kind=bool),
     _key("max_attempts", **_COUNT), _key("in_flight", **_COUNT), _key("shard_timeout", kind=float, minimum=0),
+    _key("device", kind=str),
     _key("input_sha256", **_TEXT), _key("input_count", **_BOUND),
 )}
 
@@ -206,6 +212,15 @@ def check(config: SearchConfig, where: str = "config") -> None:
             raise BmnError(f"{where}: the {config.strategy} strategy needs deal = \"HAND/HAND\"")
         parse_deal(config.deal)
     strategy.check(config, space, config.strategy_params(), where)
+    if config.device not in DEVICES:
+        raise BmnError(f"{where}: device must be one of {', '.join(DEVICES)}, got {config.device!r}")
+    if config.device == "gpu":
+        if not strategy.gpu:
+            gpu_strategies = [name for name, s in REGISTRY.items() if s.gpu]
+            raise BmnError(f"{where}: device = \"gpu\": the {config.strategy} strategy has no GPU kernels (only "
+                           f"{' and '.join(gpu_strategies)} have); use device = \"cpu\" or \"auto\"")
+        from kernels.strategies.gpusweep import check_space
+        check_space(space)
     if not config.out:
         raise BmnError(f"{where}: out must name a run directory or URI")
     refuse_credentials(config.out, f"{where}: out")

@@ -10,6 +10,10 @@ The cluster may change under a search:
   search waits (and says so); an actor is added for every CPU that joins, those of nodes that leave
   go with them, and on a cluster with an autoscaler the capacity the pending shards need is asked
   for (`max_workers` caps both). `workers = N` keeps N actors.
+- GPUs (`device`, for the strategies with GPU kernels): "auto" gives every GPU of the cluster an
+  actor, which holds one CPU to drive it, and the other CPUs CPU actors; "gpu" only GPU actors. A
+  GPU actor that fails is not replaced on its GPU: its shards go to CPU actors, with one sentence
+  (pool.py); with "gpu", a run whose GPUs have all failed, or a cluster with none, stops with one.
 - an actor that dies mid-shard (killed, out of memory, node lost), or stays on one shard past its
   deadline: its shards go back in the queue and run on another actor. After `max_attempts`
   attempts a shard is written as failed (no rows) and the run goes on; `bmn resume` tries it again.
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures as futures
+import os
 import sys
 import threading
 import time
@@ -39,6 +44,7 @@ from dataclasses import dataclass, field, replace
 import ray
 
 from kernels.decks import parse_deck
+from kernels.engines.bitmask import fits
 from kernels.errors import BmnError
 
 from .config import SearchConfig
@@ -141,21 +147,52 @@ class Coordinator:
         self.missing: list[int] = []  # shards in neither a done nor a failed file at the end
 
     # -- actors (the pool's; these say what kind and how many) ----------------------------------------
-    def _new_actor(self):
+    def _new_actor(self, kind: str = "cpu"):
         space = self.plan.space
         # The deck as the config writes it (the games table's deck column), unless the strategy's
         # deal space is not the config's deck (the atlas: the family's first deck).
         deck = self.config.deck if space.deck == parse_deck(self.config.deck) else space.deck.spec()
-        return ShardWorker.options(runtime_env={"env_vars": WORKER_ENV}).remote(deck, space.split,
-                                                                                self.config.strategy)
+        env = dict(WORKER_ENV)
+        options: dict = {}
+        if kind == "gpu":
+            options["num_gpus"] = 1
+            # numba-cuda's simulator, where the driver runs under it (trying a GPU run without a GPU,
+            # on a Ray cluster that declares one): the GPU actors run under it too.
+            if os.environ.get("NUMBA_ENABLE_CUDASIM"):
+                env["NUMBA_ENABLE_CUDASIM"] = os.environ["NUMBA_ENABLE_CUDASIM"]
+        return ShardWorker.options(runtime_env={"env_vars": env}, **options).remote(
+            deck, space.split, self.config.strategy, kind)
 
-    def _workers_wanted(self) -> int:
-        """How many actors the search wants now: the configured number, or one per CPU of the
-        cluster (within max_workers)."""
+    def uses_gpus(self) -> bool:
+        """Whether this run gives GPUs actors: device "gpu", or "auto" for a strategy with GPU kernels
+        and deals the GPU engine holds."""
+        if self.config.device == "cpu" or not self.plan.strategy.gpu:
+            return False
+        space = self.plan.space
+        return fits(space.players, space.deck.total, space.deck.penalty_cards, space.deck.max_value)
+
+    def _workers_wanted(self) -> dict[str, int]:
+        """How many actors of each kind the search wants now: one per GPU of the cluster (less those
+        that failed) where the run uses GPUs; CPU actors: the configured number, or one per CPU of the
+        cluster not driving a GPU (within max_workers); none with device "gpu"."""
+        resources = ray.cluster_resources()
+        gpus = max(0, int(resources.get("GPU", 0)) - self.pool.gpu_failures) if self.uses_gpus() else 0
+        if self.config.device == "gpu":
+            return {"gpu": gpus, "cpu": 0}
         if self.config.workers:
-            return self.config.workers
-        cpus = int(ray.cluster_resources().get("CPU", 0))
-        return min(cpus, self.config.max_workers) if self.config.max_workers else cpus
+            return {"gpu": gpus, "cpu": self.config.workers}
+        cpus = max(0, int(resources.get("CPU", 0)) - gpus)
+        return {"gpu": gpus, "cpu": min(cpus, self.config.max_workers) if self.config.max_workers else cpus}
+
+    def _check_gpus(self) -> None:
+        """device = "gpu" on a cluster without a GPU left to use: one sentence."""
+        if self.config.device != "gpu" or self.pool.wanted_by_kind().get("gpu", 0) > 0:
+            return
+        if self.pool.gpu_failures:
+            raise BmnError(f"every GPU of the cluster failed ({self.pool.gpu_failures} of them; see above); run "
+                           f"with --device auto or cpu to go on with CPUs: `bmn resume {self.store.uri} --device auto`")
+        raise BmnError("device = \"gpu\", but the Ray cluster has no GPUs; start it with GPU nodes (a GPU worker "
+                       "type with min_workers >= 1), or use --device auto or cpu")
 
     def _scale(self) -> None:
         """Match the pool to the cluster; on an autoscaling cluster, ask for the CPUs the pending
@@ -234,6 +271,9 @@ class Coordinator:
                 timeout = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.time()))
                 for outcome in self.pool.wait(timeout):
                     self._record(outcome)
+                while self.pool.notes:
+                    self.progress.say(f"bmn: {self.pool.notes.pop(0)}")
+                self._check_gpus()
                 if time.time() - last_health >= HEALTH_S:
                     lost = self.health.problem()
                     last_health = time.time()

@@ -6,8 +6,13 @@ the shards in flight on them. The loop hands shards over (`dispatch`) and takes 
 (`wait`): a shard done (its rows and summary) or given up (after `max_attempts` tries, with its
 last error). Everything in between is the pool's:
 
-- scaling: as many live actors as `wanted()` says now (the configured number, or one per CPU of
-  the cluster); an actor lost is replaced at the next `scale()`.
+- scaling: as many live actors of each kind as `wanted()` says now (CPU actors: the configured
+  number, or one per CPU of the cluster; GPU actors: one per GPU, where the run uses GPUs); an
+  actor lost is replaced at the next `scale()`.
+- GPUs: a GPU actor that fails (it cannot start: no driver, no numba-cuda on its node; or a shard
+  raises on it: out of memory, a driver error) is not replaced by another on that GPU: the pool
+  counts it (`gpu_failures`, which `wanted()` takes off the GPUs it asks for), says so in one
+  sentence (`notes`), and its shards go back untried, to CPU actors where the run has any.
 - starting: an actor takes shards once its warm-up has returned. One that fails to start (its
   constructor or its warm-up raises: bmn or a dependency missing on a node) counts toward "the
   workers cannot start", which stops the run when it keeps happening before any shard is done. One
@@ -63,8 +68,9 @@ class Outcome:
 
 
 class PoolActor:
-    def __init__(self, handle, warm_ref):
+    def __init__(self, handle, warm_ref, kind: str = "cpu"):
         self.handle = handle
+        self.kind = kind  # "cpu" or "gpu"
         self.warm_ref = warm_ref
         self.ready = False
         self.alive = True
@@ -73,6 +79,11 @@ class PoolActor:
         self.node_id: str | None = None
         self.queue: collections.deque = collections.deque()  # its refs in flight, oldest first
         self.busy_since: float | None = None  # when its oldest shard in flight began to run
+
+
+def _raised(error: BaseException) -> bool:
+    """The actor's own code raised (its constructor or a method), as opposed to its process or node going."""
+    return isinstance(error, ray.exceptions.RayTaskError) or getattr(error, "actor_init_failed", False)
 
 
 def _reason(error: BaseException) -> str:
@@ -84,8 +95,9 @@ class ShardPool:
     def __init__(self, new_actor: Callable[[], object], wanted: Callable[[], int], *, in_flight: int,
                  max_attempts: int, shard_timeout: float = 0.0, fixed: bool = False,
                  clock: Callable[[], float] = time.monotonic):
-        """`new_actor()` makes an actor (a Ray actor handle with warm_up() and run(shard));
-        `wanted()` says how many the run wants now; `fixed`: that number is the user's (workers = N)."""
+        """`new_actor(kind)` makes an actor of a kind, "cpu" or "gpu" (a Ray actor handle with warm_up()
+        and run(shard)); `wanted()` says how many the run wants now: a number of CPU actors, or a
+        count per kind; `fixed`: the number of CPU actors is the user's (workers = N)."""
         self.new_actor = new_actor
         self.wanted = wanted
         self.per_actor = in_flight
@@ -96,6 +108,7 @@ class ShardPool:
         self.actors: list[PoolActor] = []
         self.attempts: collections.Counter = collections.Counter()
         self.retry: collections.deque[Shard] = collections.deque()
+        self.retry_cpu: collections.deque[Shard] = collections.deque()  # shards a failed GPU gave back
         self.in_flight: dict = {}  # ref -> (shard, actor)
         self.slowest: float | None = None  # the longest a shard has taken on an actor, in s
         self.lost_actors = 0  # actors lost, all causes
@@ -106,6 +119,8 @@ class ShardPool:
         self.last_result: float | None = None
         self._unplaced_since: float | None = None  # since when no actor has been ready
         self.unplaceable = False  # the cluster could not place a fixed number of workers
+        self.gpu_failures = 0  # GPU actors that failed (never replaced on their GPU)
+        self.notes: list[str] = []  # sentences for the user (a GPU failed), taken by the run loop
 
     # -- actors -----------------------------------------------------------------------------------
     @property
@@ -116,13 +131,18 @@ class ShardPool:
     def ready(self) -> int:
         return sum(a.alive and a.ready for a in self.actors)
 
-    def scale(self) -> int:
-        """Start actors until as many live ones as wanted; returns the number wanted."""
+    def wanted_by_kind(self) -> dict[str, int]:
         wanted = self.wanted()
-        for _ in range(wanted - self.alive):
-            handle = self.new_actor()
-            self.actors.append(PoolActor(handle, handle.warm_up.remote()))
-        return wanted
+        return dict(wanted) if isinstance(wanted, dict) else {"cpu": wanted}
+
+    def scale(self) -> int:
+        """Start actors until as many live ones of each kind as wanted; returns the number wanted."""
+        wanted = self.wanted_by_kind()
+        for kind, count in wanted.items():
+            for _ in range(count - sum(a.alive and a.kind == kind for a in self.actors)):
+                handle = self.new_actor(kind)
+                self.actors.append(PoolActor(handle, handle.warm_up.remote(), kind))
+        return sum(wanted.values())
 
     def close(self, grace_s: float = 0.0) -> None:
         """Kill every actor. An actor killed while Ray is still creating it (its worker leased, its
@@ -142,15 +162,23 @@ class ShardPool:
     # -- shards -----------------------------------------------------------------------------------
     def busy(self) -> bool:
         """Shards in flight, or waiting to be tried again."""
-        return bool(self.in_flight or self.retry)
+        return bool(self.in_flight or self.retry or self.retry_cpu)
 
     def dispatch(self, shards: Iterator[Shard]) -> bool:
-        """Give ready actors shards (those to try again first); True once `shards` is exhausted."""
+        """Give ready actors shards (those to try again first; those a failed GPU gave back to CPU
+        actors only); True once `shards` is exhausted."""
+        exhausted = False
         for actor in self.actors:
             while actor.alive and actor.ready and len(actor.queue) < self.per_actor:
-                shard = self.retry.popleft() if self.retry else next(shards, None)
+                if actor.kind == "cpu" and self.retry_cpu:
+                    shard = self.retry_cpu.popleft()
+                elif self.retry:
+                    shard = self.retry.popleft()
+                else:
+                    shard = None if exhausted else next(shards, None)
+                    exhausted = shard is None
                 if shard is None:
-                    return True
+                    break
                 ref = actor.handle.run.remote(shard)
                 if self.first_dispatch is None:
                     self.first_dispatch = time.time()
@@ -159,7 +187,7 @@ class ShardPool:
                 actor.queue.append(ref)
                 self.attempts[shard.id] += 1
                 self.in_flight[ref] = (shard, actor)
-        return False
+        return exhausted
 
     def wait(self, timeout: float) -> list[Outcome]:
         """Wait up to `timeout` s for actors to start or shards to return; the outcomes (done or
@@ -195,7 +223,10 @@ class ShardPool:
                     actor.where, actor.pid, actor.node_id = info["where"], info["pid"], info["node_id"]
                     actor.ready = True
                 except ray.exceptions.RayError as error:
-                    self._lose(actor, error, starting=True)
+                    if actor.kind == "gpu" and _raised(error):
+                        self._gpu_failed(actor, error)
+                    else:
+                        self._lose(actor, error, starting=True)
                 return []
         if ref not in self.in_flight:
             return []  # the late result of an actor given up on: never read
@@ -208,6 +239,12 @@ class ShardPool:
         try:
             table, summary = ray.get(ref)
         except ray.exceptions.RayTaskError as error:
+            if actor.kind == "gpu":
+                # A GPU that fails (out of memory, a driver error): the shard was not played; it goes
+                # back untried, with those queued behind it, and the GPU is given up.
+                self.attempts[shard.id] -= 1
+                self._gpu_failed(actor, error, [shard])
+                return []
             # The shard raised inside a live actor: try it again, then give it up.
             return self._retry_or_give_up(shard, f"{type(error.cause).__name__}: {error.cause}"
                                           if error.cause else str(error))
@@ -257,10 +294,28 @@ class ShardPool:
             self.unplaceable = True
             cpus = int(ray.cluster_resources().get("CPU", 0))
             free = int(ray.available_resources().get("CPU", 0))
-            wanted = self.wanted()
+            wanted = sum(self.wanted_by_kind().values())
             raise BmnError(f"none of the {wanted} workers asked for could be placed in {waited:,.0f} s: the Ray "
                            f"cluster has {cpus} CPU{'s' if cpus != 1 else ''} ({free} free) and each worker needs "
                            f"one; give it CPUs, or set workers = 0 to use whatever it has")
+
+    def _gpu_failed(self, actor: PoolActor, error: Exception, shards: list[Shard] = ()) -> None:
+        """A GPU actor failed: kill it, count it (so no new actor is asked for on its GPU), say so, and
+        give its shards back untried (to CPU actors, where the run has any)."""
+        self._kill(actor)
+        self.gpu_failures += 1
+        queued = [self.in_flight.pop(ref)[0] for ref in actor.queue if ref in self.in_flight]
+        actor.queue.clear()
+        actor.busy_since = None
+        for shard in queued:
+            self.attempts[shard.id] -= 1
+        back = [*shards, *queued]
+        cpu_actors = self.wanted_by_kind().get("cpu", 0) > 0
+        (self.retry_cpu if cpu_actors else self.retry).extend(back)
+        went = "to CPU workers" if cpu_actors else "to the other GPUs"
+        self.notes.append(f"the GPU worker {actor.where} failed ({_reason(error)}); "
+                          f"{'its shards go ' + went if back else 'the run goes on without it'}")
+        self.scale()
 
     def _retry_or_give_up(self, shard: Shard, error: str) -> list[Outcome]:
         if self.attempts[shard.id] < self.max_attempts:
@@ -280,10 +335,9 @@ class ShardPool:
         self.lost_actors += 1
         # Failing to start is the actor's own constructor or warm-up raising; an actor lost with its
         # node (preempted, terminated) before it started is only capacity lost.
-        if starting and (isinstance(error, ray.exceptions.RayTaskError)
-                         or getattr(error, "actor_init_failed", False)):
+        if starting and _raised(error):
             self.start_failures += 1
-            if self.completed == 0 and self.start_failures > 2 * max(1, self.wanted()) + 2:
+            if self.completed == 0 and self.start_failures > 2 * max(1, sum(self.wanted_by_kind().values())) + 2:
                 # Workers fail to start again and again (bmn or its dependencies missing on the
                 # cluster's nodes, say): replacing them for ever helps nobody.
                 raise BmnError(f"the workers cannot start ({self.start_failures} failed): {_reason(error)}")

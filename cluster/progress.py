@@ -66,6 +66,14 @@ class ProgressView:
             plain = status.replace("[bold]", "").replace("[/]", "").replace("[red]", "")
             print(f"shards {done:,}/{self.total:,}  {plain}", file=sys.stderr, flush=True)
 
+    def say(self, line: str) -> None:
+        """A sentence for the user (a GPU that failed, say): above the bar where there is one, else
+        on stderr (with or without progress display)."""
+        if self._progress is not None:
+            self._progress.console.print(line, markup=False, highlight=False)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
     def stop(self) -> None:
         if self._progress is not None:
             self._progress.stop()

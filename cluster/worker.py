@@ -1,4 +1,5 @@
-"""The Ray actor that runs shards: one per CPU, created once, warmed up, fed shard after shard.
+"""The Ray actor that runs shards: one per CPU (and one per GPU, holding a CPU to drive it, for the
+strategies with GPU kernels), created once, warmed up, fed shard after shard.
 
 Only the shard's small description travels to the actor (its id and parameters; the input deals
 for strategies that take a deals file); the deals are generated in the actor, the kernels run
@@ -25,35 +26,45 @@ from .tables import games_table
 WORKER_ENV = {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 
 
-def run_shard(deck: str, split: tuple[int, ...], shard: Shard) -> ShardResult:
+def run_shard(deck: str, split: tuple[int, ...], shard: Shard, device: str = "cpu") -> ShardResult:
     """Run one shard with the kernels (what a worker does); returns the kernels' ShardResult."""
     space = DealSpace(parse_deck(deck), tuple(split))
-    return run_strategy_shard(shard.strategy, space, shard.params, shard.deals)
+    return run_strategy_shard(shard.strategy, space, shard.params, shard.deals, device)
 
 
 class ShardRunner:
-    """Runs shards of one run's deck and split (usable without Ray, for tests and debugging)."""
+    """Runs shards of one run's deck and split on this CPU, or on this actor's GPU (`device="gpu"`: the
+    same results); usable without Ray, for tests and debugging."""
 
-    def __init__(self, deck: str, split: tuple[int, ...], strategy: str):
+    def __init__(self, deck: str, split: tuple[int, ...], strategy: str, device: str = "cpu"):
         self.deck = deck
         self.split = tuple(split)
         self.strategy = strategy
+        self.device = device
         try:
             node = ray.util.get_node_ip_address() if ray.is_initialized() else "local"
         except Exception:
             node = "local"
-        self.where = f"{node}:{os.getpid()}"
+        self.where = f"{node}:{os.getpid()}" + ("/gpu" if device == "gpu" else "")
+        self.gpu: str | None = None
 
     def warm_up(self) -> dict:
-        """Compile (or load) the strategy's kernels; say where this worker runs."""
-        get(self.strategy).warm_up(DealSpace(parse_deck(self.deck), self.split))
+        """Compile (or load) the strategy's kernels, on the GPU too for a GPU actor (which raises a
+        BmnError with one sentence where this process has no usable GPU); say where this worker runs."""
+        space = DealSpace(parse_deck(self.deck), self.split)
+        if self.device == "gpu":
+            from kernels.strategies.gpusweep import describe_gpu
+            self.gpu = describe_gpu()
+            get(self.strategy).warm_up(space, device="gpu")
+        else:
+            get(self.strategy).warm_up(space)
         node_id = ray.get_runtime_context().get_node_id() if ray.is_initialized() else "local"
-        return {"where": self.where, "pid": os.getpid(), "node_id": node_id}
+        return {"where": self.where, "pid": os.getpid(), "node_id": node_id, "gpu": self.gpu}
 
     def run(self, shard: Shard) -> tuple[pa.Table, ShardSummary]:
         """The shard's candidate rows (the games table's columns) and its summary."""
         t0 = time.perf_counter()
-        result = run_shard(self.deck, self.split, shard)
+        result = run_shard(self.deck, self.split, shard, self.device)
         elapsed = time.perf_counter() - t0
         table = games_table(result.candidates, shard.strategy, shard.id, result.deck or self.deck, result.rank_base)
         summary = ShardSummary.of(shard.id, shard.strategy, shard.params, result, status="done", elapsed_s=elapsed,
@@ -62,3 +73,4 @@ class ShardRunner:
 
 
 ShardWorker = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(ShardRunner)
+# A GPU actor is the same class holding one GPU and the CPU that drives it (ShardWorker.options(num_gpus=1)).

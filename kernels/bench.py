@@ -1,5 +1,6 @@
-"""Engine throughput on one core: uniformly random standard 26/26 deals, full rules and cycle
-detection, exactly as the `random` strategy plays them (deal generation included, compile excluded).
+"""Engine throughput: uniformly random standard 26/26 deals, full rules and cycle detection, exactly as
+the `random` strategy plays them (deal generation included, compile excluded), on one core or on
+the GPU (`bench_gpu`).
 """
 
 from __future__ import annotations
@@ -28,8 +29,11 @@ def bench_engine(engine: str, seconds: float, seed: int = BENCH_SEED) -> dict:
         deals += shard.deals
         cards += shard.cards
         elapsed = time.perf_counter() - t0
+    return {"engine": engine, **_rates(deals, cards, elapsed)}
+
+
+def _rates(deals: int, cards: int, elapsed: float) -> dict:
     return {
-        "engine": engine,
         "games": deals,
         "seconds": round(elapsed, 3),
         "games_per_s": round(deals / elapsed, 1),
@@ -37,3 +41,30 @@ def bench_engine(engine: str, seconds: float, seed: int = BENCH_SEED) -> dict:
         "mean_cards": round(cards / deals, 2),
         "ns_per_card": round(elapsed * 1e9 / cards, 3),
     }
+
+
+def bench_gpu(seconds: float, seed: int = BENCH_SEED) -> dict:
+    """The GPU sweep's throughput (kernels/strategies/gpusweep.py) on this process's GPU, launch after
+    launch as a GPU actor plays shards (each launch's copies and its host work included). A launch's
+    size doubles from 2^10 deals while launches take under a second, so that a launch fills the GPU
+    (and the simulator, a thousand times slower, is measured too)."""
+    from .strategies.gpusweep import describe_gpu
+
+    space = DealSpace.of(parse_deck("standard"))
+    name = describe_gpu()  # a BmnError with one sentence where there is no usable GPU
+    run_random(space, seed, 0, 1024, min_cards=10**9, device="gpu")  # compiles the kernel; not timed
+    deals = cards = 0
+    start = 0
+    chunk = 1024
+    t0 = time.perf_counter()
+    elapsed = 0.0
+    while elapsed < seconds or deals == 0:
+        t = time.perf_counter()
+        shard = run_random(space, seed, 1, chunk, start=start, min_cards=10**9, device="gpu")
+        start += chunk
+        deals += shard.deals
+        cards += shard.cards
+        if time.perf_counter() - t < 1.0 and chunk < 2**32:
+            chunk *= 2
+        elapsed = time.perf_counter() - t0
+    return {"engine": "gpu", "device": name, **_rates(deals, cards, elapsed), "largest_launch": chunk}

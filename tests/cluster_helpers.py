@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
+import signal
 import socket
+import subprocess
 import sys
+import tempfile
 import time
 from contextlib import contextmanager
 
@@ -152,6 +158,39 @@ def moto_s3(*buckets: str):
         server.stop()
 
 
+@contextmanager
+def ray_head(num_cpus: int = 2, num_gpus: int = 0):
+    """A `ray start --head` cluster (its address), token authentication on as on a real cluster, kept in
+    a temporary directory of its own so it leaves no record where Ray looks for a cluster to join.
+    `num_gpus` declares GPUs the machine may not have (Ray takes the count as given): the GPU actors
+    it places then find no driver, or run under numba-cuda's simulator where the driver asks for it.
+    Every process it started is stopped on the way out."""
+    temp = tempfile.mkdtemp(prefix="bmnray-")  # short: Ray's socket paths must fit in 107 bytes
+    ray_exe = os.path.join(os.path.dirname(sys.executable), "ray")
+    log = open(os.path.join(temp, "head.log"), "wb")
+    head = subprocess.Popen([ray_exe, "start", "--head", "--block", f"--num-cpus={num_cpus}",
+                             f"--num-gpus={num_gpus}", "--port=0", f"--temp-dir={temp}", "--include-dashboard=false",
+                             "--disable-usage-stats", "--object-store-memory=500000000"],
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        record = os.path.join(temp, "ray_current_cluster")
+        deadline = time.monotonic() + 120
+        while not (os.path.exists(record) and open(record).read().strip()):
+            if head.poll() is not None or time.monotonic() > deadline:
+                with open(os.path.join(temp, "head.log"), "rb") as said:
+                    raise RuntimeError(f"ray start --head failed: {said.read().decode()[-2000:]}")
+            time.sleep(0.1)
+        yield open(record).read().strip()
+    finally:
+        # Every process of the cluster is in the head's process group: the test cluster holds
+        # nothing worth a graceful stop, and `ray start --block` takes many seconds to stop gracefully.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(head.pid, signal.SIGKILL)
+        head.wait()
+        log.close()
+        shutil.rmtree(temp, ignore_errors=True)
+
+
 class _Gate:
     """Holds actors in their warm-up until opened, so that a test decides when they have started
     (a Ray actor: Gate.remote(); Gate.options(num_cpus=1) holds a CPU)."""
@@ -179,6 +218,26 @@ def gated_runner(gate, fail_warm_up: bool = False):
             return super().warm_up()
 
     return Gated
+
+
+def failing_gpu_runner(gate, fail_on: int):
+    """A GPU actor as the pool sees one (its `where` ends in /gpu) whose shard number `fail_on` raises
+    as a GPU out of memory does; it plays its other shards on the CPU, after `gate` opens."""
+
+    @ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)
+    class FailingGpu(gated_runner(gate).__ray_actor_class__):
+        def __init__(self, deck, split, strategy, device="gpu"):
+            super().__init__(deck, split, strategy)
+            self.where += "/gpu"
+            self.runs = 0
+
+        def run(self, shard):
+            self.runs += 1
+            if self.runs == fail_on:
+                raise RuntimeError("[CUDA_ERROR_OUT_OF_MEMORY] Call to cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY")
+            return super().run(shard)
+
+    return FailingGpu
 
 
 Gate = ray.remote(num_cpus=0)(_Gate)

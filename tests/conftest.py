@@ -3,10 +3,8 @@ helpers.py and cluster_helpers.py)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
-import sys
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -39,36 +37,10 @@ def ray_cluster():
     """The address of a `ray start --head` cluster with 2 CPUs, token authentication on (as on a real
     cluster), kept in a temporary directory of its own so it leaves no record where Ray looks for a
     cluster to join. Stopped (every process it started) when the session ends."""
-    import shutil
-    import signal
-    import subprocess
-    import tempfile
-    import time
+    from cluster_helpers import ray_head
 
-    temp = tempfile.mkdtemp(prefix="bmnray-")  # short: Ray's socket paths must fit in 107 bytes
-    ray_exe = os.path.join(os.path.dirname(sys.executable), "ray")
-    log = open(os.path.join(temp, "head.log"), "wb")
-    head = subprocess.Popen([ray_exe, "start", "--head", "--block", "--num-cpus=2", "--port=0",
-                             f"--temp-dir={temp}", "--include-dashboard=false", "--disable-usage-stats",
-                             "--object-store-memory=500000000"],
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        record = os.path.join(temp, "ray_current_cluster")
-        deadline = time.monotonic() + 120
-        while not (os.path.exists(record) and open(record).read().strip()):
-            if head.poll() is not None or time.monotonic() > deadline:
-                with open(os.path.join(temp, "head.log"), "rb") as said:
-                    raise RuntimeError(f"ray start --head failed: {said.read().decode()[-2000:]}")
-            time.sleep(0.1)
-        yield open(record).read().strip()
-    finally:
-        # Every process of the cluster is in the head's process group: the test cluster holds
-        # nothing worth a graceful stop, and `ray start --block` takes many seconds to stop gracefully.
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(head.pid, signal.SIGKILL)
-        head.wait()
-        log.close()
-        shutil.rmtree(temp, ignore_errors=True)
+    with ray_head(num_cpus=2) as address:
+        yield address
 
 
 @pytest.fixture(scope="module")

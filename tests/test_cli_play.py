@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -120,6 +121,22 @@ def test_bench_json_fields(capsys):
         assert report[key] > 0
     assert report["engine"] == "fast" and report["baseline"]["engine"] == "percard"
     assert 150 < report["mean_cards"] < 400  # random standard games average about 255 cards
+
+
+def test_bench_on_the_gpu(tmp_path):
+    """`bmn bench --device gpu`: one sentence where no GPU can be used; under numba-cuda's simulator,
+    the GPU sweep's figures and the device's name (how fast a real GPU is: benchmarks/README.md)."""
+    pytest.importorskip("numba.cuda")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    done = subprocess.run([str(BMN), "bench", "--device", "gpu"], capture_output=True, text=True, env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("bmn: error: no GPU here that CUDA can use"), done.stderr
+    done = subprocess.run([str(BMN), "bench", "--device", "gpu", "--seconds", "0.3", "--json"], capture_output=True,
+                          text=True, env=dict(env, NUMBA_ENABLE_CUDASIM="1"))
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["engine"] == "gpu" and report["device"].startswith("numba-cuda's simulator")
+    assert report["games"] >= 1024 and 150 < report["mean_cards"] < 400
 
 
 def test_ancestors_json(capsys):

@@ -56,6 +56,11 @@ def test_every_shipped_config_is_valid(path):
     ({"progress": "yes"}, "progress must be true or false"),
     ({"out": 5}, "out must be text"),
     ({"players": 0}, "players must be at least 1"),
+    ({"device": "tpu"}, "device must be one of auto, cpu, gpu, got 'tpu'"),
+    ({"device": 1}, "device must be text"),
+    ({"strategy": "climb", "device": "gpu"}, "the climb strategy has no GPU kernels"),
+    ({"device": "gpu", "deck": "0:60,1:4,2:4,3:4,4:4"}, "the GPU engine holds two-player deals of at most 64 cards"),
+    ({"device": "gpu", "players": 4}, "the GPU engine holds two-player deals"),
 ])
 def test_bad_configs(values, message):
     with pytest.raises(BmnError, match=message.replace("[", r"\[").replace("]", r"\]")):
@@ -76,7 +81,7 @@ def test_flags_override_the_file(tmp_path):
 
 def test_identity_ignores_execution_settings():
     a = build_config({"workers": 1, "time_limit": 5, "out": "a"})
-    b = build_config({"workers": 8, "address": "auto", "out": "b"})
+    b = build_config({"workers": 8, "address": "auto", "out": "b", "device": "gpu"})
     c = build_config({"seed": 2})
     assert a.fingerprint() == b.fingerprint() != c.fingerprint()
 
@@ -189,6 +194,7 @@ def test_run_json_round_trips_and_a_damaged_one_is_refused():
     (["--max-workers", "-1"], "max_workers must not be negative"),
     (["--time-limit", "-5"], "time_limit must not be negative"),
     (["--time-limit", "nan"], "time_limit must be a finite number"),
+    (["--device", "gpus"], "device must be one of auto, cpu, gpu"),
 ])
 def test_resume_flags_are_checked_like_the_config(flags, message, tmp_path):
     from cluster.runmeta import open_run

@@ -18,8 +18,8 @@ from cluster.pool import AUTO_FACTOR, AUTO_FIRST_S, AUTO_MIN_S, ShardPool
 from cluster.worker import ShardRunner
 from kernels.errors import BmnError
 
-from cluster_helpers import (DETERMINISTIC_SHARD_COLUMNS, Gate, direct_tables, gated_runner, make_config, tables_of,
-                             wait_for)
+from cluster_helpers import (DETERMINISTIC_SHARD_COLUMNS, Gate, direct_tables, failing_gpu_runner, gated_runner,
+                             make_config, tables_of, wait_for)
 
 SEARCH = dict(strategy="random", deals=60_000, shard_size=10_000, min_cards=600, seed=5)
 
@@ -27,7 +27,7 @@ SEARCH = dict(strategy="random", deals=60_000, shard_size=10_000, min_cards=600,
 def make_pool(actor_class, config, wanted=2, **options) -> tuple[ShardPool, Plan]:
     plan = Plan(config)
     deck, split = config.deck, plan.space.split
-    pool = ShardPool(lambda: actor_class.remote(deck, split, config.strategy), lambda: wanted,
+    pool = ShardPool(lambda kind: actor_class.remote(deck, split, config.strategy), lambda: wanted,
                      in_flight=2, max_attempts=config.max_attempts, **options)
     return pool, plan
 
@@ -47,13 +47,13 @@ def run_pool(pool: ShardPool, plan: Plan, timeout: float = 120) -> dict:
 
 
 def test_the_automatic_deadline_follows_the_slowest_shard():
-    pool = ShardPool(lambda: None, lambda: 0, in_flight=1, max_attempts=1)
+    pool = ShardPool(lambda kind: None, lambda: 0, in_flight=1, max_attempts=1)
     assert pool.deadline() == AUTO_FIRST_S  # nothing measured yet
     pool.slowest = 2.0
     assert pool.deadline() == AUTO_MIN_S
     pool.slowest = 100.0
     assert pool.deadline() == AUTO_FACTOR * 100.0
-    assert ShardPool(lambda: None, lambda: 0, in_flight=1, max_attempts=1, shard_timeout=7.5).deadline() == 7.5
+    assert ShardPool(lambda kind: None, lambda: 0, in_flight=1, max_attempts=1, shard_timeout=7.5).deadline() == 7.5
 
 
 def test_the_pool_alone_plays_a_plan_like_the_kernels(ray_address, tmp_path):
@@ -67,6 +67,34 @@ def test_the_pool_alone_plays_a_plan_like_the_kernels(ray_address, tmp_path):
         pool.close()
     assert sorted(outcomes) == list(range(plan.count)) and all(o.done for o in outcomes.values())
     assert pool.completed == plan.count and pool.slowest is not None and pool.stuck == 0
+    want = {s["shard"]: s["deals"] for s in direct_tables(config)["shards"].to_pylist()}
+    assert {k: o.summary.deals for k, o in outcomes.items()} == want
+
+
+def test_a_gpu_failing_mid_run_gives_its_shards_to_the_cpu_actors(ray_address, tmp_path):
+    """A GPU actor beside a CPU actor; its second shard raises (out of memory): that shard and the one
+    queued behind it go to the CPU actor untried, no actor is asked for on that GPU again, and one
+    sentence says so. Every shard is done once, with the kernels' figures."""
+    config = make_config(tmp_path, **dict(SEARCH, deals=120_000))
+    plan = Plan(config)
+    gpu_gate, cpu_gate = Gate.remote(), Gate.remote()
+    kinds = {"gpu": failing_gpu_runner(gpu_gate, fail_on=2), "cpu": gated_runner(cpu_gate)}
+    pool = ShardPool(lambda kind: kinds[kind].remote(config.deck, plan.space.split, config.strategy),
+                     lambda: {"gpu": 1 - pool.gpu_failures, "cpu": 1}, in_flight=2, max_attempts=1)
+    try:
+        pool.scale()
+        gpu_gate.set.remote(True)  # the GPU actor starts first, so that it takes shards before the CPU's
+        assert wait_for(lambda: pool.wait(0.05) == [] and pool.ready == 1, timeout=60)
+        cpu_gate.set.remote(True)
+        outcomes = run_pool(pool, plan)
+    finally:
+        pool.close()
+    assert sorted(outcomes) == list(range(plan.count)) and all(o.done for o in outcomes.values())
+    assert all(o.attempts == 1 for o in outcomes.values())  # the GPU's failed try is not counted
+    by = {k: o.summary.worker.endswith("/gpu") for k, o in outcomes.items()}
+    assert sum(by.values()) == 1 and by[0]  # the GPU played its first shard only
+    assert pool.gpu_failures == 1 and sum(a.kind == "gpu" for a in pool.actors) == 1  # never replaced
+    assert len(pool.notes) == 1 and "failed (RuntimeError" in pool.notes[0] and "CPU workers" in pool.notes[0]
     want = {s["shard"]: s["deals"] for s in direct_tables(config)["shards"].to_pylist()}
     assert {k: o.summary.deals for k, o in outcomes.items()} == want
 

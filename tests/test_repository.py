@@ -53,9 +53,11 @@ TESTED_ELSEWHERE = {
     "cluster.commands.results": ["test_query.py", "test_fuzz.py"],  # query, top, cycles, compact
     "cluster.commands.search": ["test_cluster.py", "test_config.py", "test_faults.py"],  # search, resume, status
     "kernels.bench": ["test_cli_play.py"],  # bmn bench
+    # the GPU sweeps' host side, with the CUDA engine (kernels/engines/gpu.py) it launches
+    "kernels.strategies.gpusweep": ["test_gpu.py", "test_cluster_gpu.py", "test_worker.py"],
     # the cluster: searches on a local Ray, what they write, how they resume
     "cluster.coordinator": ["test_cluster.py", "test_cluster_elastic.py", "test_cluster_multinode.py",
-                            "test_cluster_s3.py", "test_faults.py"],
+                            "test_cluster_s3.py", "test_faults.py", "test_cluster_gpu.py"],
     "cluster.raycluster": ["test_cluster.py", "test_cluster_multinode.py"],
     "cluster.runmeta": ["test_cluster.py", "test_faults.py", "test_results_version.py"],
     "cluster.status": ["test_cluster.py", "test_faults.py", "test_query.py"],

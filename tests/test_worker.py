@@ -21,7 +21,7 @@ def test_a_runner_returns_the_shards_rows_and_summary():
     config = build_config({"strategy": "random", "deals": 300, "shard_size": 200, "min_cards": 500, "seed": 5})
     plan = Plan(config)
     runner = ShardRunner(config.deck, plan.space.split, config.strategy)
-    assert runner.warm_up() == {"where": f"local:{os.getpid()}", "pid": os.getpid(), "node_id": "local"}
+    assert runner.warm_up() == {"where": f"local:{os.getpid()}", "pid": os.getpid(), "node_id": "local", "gpu": None}
     table, summary = runner.run(plan.shard(1))
     direct = run_random(plan.space, 5, 1, 100, min_cards=500)
     assert isinstance(summary, ShardSummary) and summary.done
@@ -50,3 +50,20 @@ def test_a_shard_with_parameters_its_strategy_does_not_take_is_refused():
     wrong = type(shard)(shard.id, shard.strategy, {**shard.params, "pool": 5})
     with pytest.raises(BmnError, match="random strategy's shard parameters do not fit run_random: .*'pool'"):
         run_shard(config.deck, (26, 26), wrong)
+
+
+def test_a_gpu_runner_without_a_gpu_says_so_in_one_sentence():
+    """A GPU actor on a node whose GPU CUDA cannot use (here: no driver at all) fails its warm-up with a
+    sentence, which the pool reports before giving its shards to CPU actors (tests/test_cluster_gpu.py)."""
+    pytest.importorskip("numba.cuda")
+    runner = ShardRunner("standard", (26, 26), "random", device="gpu")
+    assert runner.where.endswith("/gpu")
+    with pytest.raises(BmnError, match=r"^no GPU here that CUDA can use \(no NVIDIA driver, or none visible"):
+        runner.warm_up()
+
+
+def test_a_strategy_without_gpu_kernels_refuses_the_gpu():
+    config = build_config({"strategy": "climb", "deals": 10, "shard_size": 10})
+    plan = Plan(config)
+    with pytest.raises(BmnError, match="the climb strategy has no GPU kernels; its shards run on CPUs"):
+        run_shard(config.deck, plan.space.split, plan.shard(0), device="gpu")

@@ -51,8 +51,13 @@ def get(name: str) -> Strategy:
         raise BmnError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}") from None
 
 
-def run_shard(name: str, space: DealSpace, params: dict, deals: tuple[str, ...] = ()) -> ShardResult:
-    """Run one shard of a strategy (what a cluster worker does). Parameters that do not fit the
-    strategy's wrapper are a BmnError; whatever the shard itself raises goes up unchanged."""
+def run_shard(name: str, space: DealSpace, params: dict, deals: tuple[str, ...] = (), device: str = "cpu") -> ShardResult:
+    """Run one shard of a strategy (what a cluster worker does) on the CPU or, for the strategies
+    with GPU kernels, the GPU (the same result). Parameters that do not fit the strategy's wrapper
+    are a BmnError; whatever the shard itself raises goes up unchanged."""
     strategy = get(name)
-    return strategy.run(space, strategy.bind(params), tuple(deals))
+    if device == "cpu":
+        return strategy.run(space, strategy.bind(params), tuple(deals))
+    if not strategy.gpu:
+        raise BmnError(f"the {name} strategy has no GPU kernels; its shards run on CPUs")
+    return strategy.run(space, strategy.bind(params), tuple(deals), device=device)

@@ -12,8 +12,11 @@ public wrapper, and one `Strategy` object that says:
                   arguments `space` and `deals` are the shard's deal space and input deals, the
                   others are the shard's parameters by name
     run           what a worker does with one shard: returns a ShardResult (by default the wrapper
-                  called with the bound parameters)
-    warm_up       a tiny run that compiles (or loads from Numba's disk cache) every kernel it uses
+                  called with the bound parameters, and `device` where the strategy has GPU kernels)
+    gpu           whether its shards can run on a GPU (its wrapper takes `device="gpu"` and gives the
+                  CPU's result); the cluster gives such strategies GPU actors (`device`)
+    warm_up       a tiny run that compiles (or loads from Numba's disk cache) every kernel it uses (with
+                  `device="gpu"`, the GPU's too, for strategies with GPU kernels)
 
 `config` below is any object with the search's keys as attributes (the cluster passes its
 SearchConfig); `params` is the strategy's table with every default filled in.
@@ -105,8 +108,9 @@ class ShardSpec:
     deals: tuple[str, ...] = ()
 
 
-# The wrapper's arguments the dispatch fills itself: the shard's deal space and its input deals.
-SUPPLIED = ("space", "deals")
+# The wrapper's arguments the dispatch fills itself: the shard's deal space, its input deals, and
+# (strategies with GPU kernels) the device it runs on, which is never part of what a shard computes.
+SUPPLIED = ("space", "deals", "device")
 
 
 class Strategy:
@@ -118,6 +122,7 @@ class Strategy:
     takes_deals_file: bool = False  # reads deals_file into the run (kept in the run as inputs.txt)
     needs_deal: bool = False  # reads `deal`
     own_table: str | None = None  # a summary table of its own (its name, and the bmn command that prints it)
+    gpu: bool = False  # its wrapper takes device="gpu" (kernels/strategies/gpusweep.py)
     wrapper: Callable[..., ShardResult]  # run_<name> (set it with staticmethod)
 
     def identity(self, params: dict) -> dict:
@@ -168,8 +173,9 @@ class Strategy:
             raise BmnError(f"the {self.name} strategy's shard parameters do not fit {self.wrapper.__name__}: "
                            f"{error}") from None
 
-    def run(self, space: DealSpace, params: dict, deals: tuple[str, ...]) -> ShardResult:
-        supplied = {"space": space, "deals": list(deals)}
+    def run(self, space: DealSpace, params: dict, deals: tuple[str, ...], device: str = "cpu") -> ShardResult:
+        """(`device` reaches only the strategies with GPU kernels: run_shard says so to the others.)"""
+        supplied = {"space": space, "deals": list(deals), "device": device}
         given = {name: supplied[name] for name in inspect.signature(self.wrapper).parameters if name in supplied}
         return self.wrapper(**given, **params)
 

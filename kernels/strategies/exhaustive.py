@@ -56,9 +56,10 @@ class Exhaustive(Strategy):
         return ShardSpec({"lo": lo, "hi": min(last, lo + config.shard_size), **bounds(config)})
 
     wrapper = staticmethod(run_exhaustive)
+    gpu = True
 
-    def warm_up(self, space):
-        run_exhaustive(space, 0, min(space.count, 16), min_cards=0)
+    def warm_up(self, space, device="cpu"):
+        run_exhaustive(space, 0, min(space.count, 16), min_cards=0, device=device)
 
 
 STRATEGY = Exhaustive()

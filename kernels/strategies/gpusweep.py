@@ -13,6 +13,8 @@ depends on that order (sums, a histogram, candidates sorted by index, the longes
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from .._jit import kernel
@@ -37,6 +39,27 @@ def gpu():
     except ImportError as error:
         raise BmnError(f"the GPU engine needs numba-cuda: pip install 'bmn[gpu]' ({error})") from None
     return engine
+
+
+def describe_gpu() -> str:
+    """The GPU this process plays on, in a few words (its name, architecture and multiprocessors), or
+    a BmnError saying why there is none."""
+    engine = gpu()
+    if engine.SIMULATOR:
+        return "numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1; no GPU)"
+    cuda = engine.cuda
+    try:
+        if not cuda.is_available():
+            raise BmnError("no GPU here that CUDA can use (no NVIDIA driver, or none visible: CUDA_VISIBLE_DEVICES="
+                           f"{os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')})")
+        device = cuda.get_current_device()
+        name = device.name.decode() if isinstance(device.name, bytes) else str(device.name)
+        major, minor = device.compute_capability
+        return f"{name} (sm_{major}{minor}, {device.MULTIPROCESSOR_COUNT} multiprocessors)"
+    except BmnError:
+        raise
+    except Exception as error:  # the driver's own errors: one line of them
+        raise BmnError(f"the GPU cannot be used: {str(error).strip().splitlines()[-1]}") from None
 
 
 def check_space(space: DealSpace) -> None:

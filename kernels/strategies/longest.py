@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel
 from ..backward import FoundBuffers, climb_from_states, game_path
 from ..dealspace import DealSpace
 from ..engines import default_brent_start, new_workspace, play_rows as replay

@@ -17,9 +17,10 @@ class Random(StreamShards):
     summary = "uniformly random deals from a counter-based stream keyed by (seed, shard)"
 
     wrapper = staticmethod(run_random)
+    gpu = True
 
-    def warm_up(self, space):
-        run_random(space, 0, 0, 16, min_cards=0)
+    def warm_up(self, space, device="cpu"):
+        run_random(space, 0, 0, 16, min_cards=0, device=device)
 
 
 STRATEGY = Random()

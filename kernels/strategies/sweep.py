@@ -115,11 +115,15 @@ def engine_for(space: DealSpace, engine: str = "auto") -> int:
 
 
 def run_exhaustive(space: DealSpace, lo: int, hi: int, *, min_cards: int, min_tricks: int = 0,
-                   engine: str = "auto") -> ShardResult:
+                   engine: str = "auto", device: str = "cpu") -> ShardResult:
     """Every deal of ranks [lo, hi), stepping from one deal to the next (no per-deal unranking).
 
-    Candidate indexes are offsets from `lo` (rank = lo + index).
+    Candidate indexes are offsets from `lo` (rank = lo + index). `device="gpu"`: the same result,
+    played on the GPU (kernels/strategies/gpusweep.py).
     """
+    if device == "gpu":
+        from .gpusweep import run_exhaustive_gpu
+        return run_exhaustive_gpu(space, lo, hi, min_cards=min_cards, min_tricks=min_tricks)
     lo, hi = int(lo), int(hi)
     space.check_range(lo, hi)
     count = hi - lo
@@ -143,11 +147,15 @@ def run_exhaustive(space: DealSpace, lo: int, hi: int, *, min_cards: int, min_tr
 
 
 def run_random(space: DealSpace, seed: int, shard: int, count: int, *, start: int = 0, min_cards: int,
-               min_tricks: int = 0, engine: str = "auto") -> ShardResult:
+               min_tricks: int = 0, engine: str = "auto", device: str = "cpu") -> ShardResult:
     """Deals start..start+count-1 of the uniform random stream of (seed, shard).
 
     Candidate indexes are deal numbers in the stream, so any candidate can be regenerated.
+    `device="gpu"`: the same result, played on the GPU (kernels/strategies/gpusweep.py).
     """
+    if device == "gpu":
+        from .gpusweep import run_random_gpu
+        return run_random_gpu(space, seed, shard, count, start=start, min_cards=min_cards, min_tricks=min_tricks)
     tally = new_tally(space.deck.total, space.players)
     penalties = np.array([v for v in space.deck.cards() if v], dtype=np.uint8)
     split = np.array(space.split, dtype=np.int64)

@@ -1,0 +1,93 @@
+"""GPU actors on real Ray clusters, on a machine without a GPU (cluster/coordinator.py, cluster/pool.py).
+
+A Ray cluster may declare GPUs it does not have (`ray start --num-gpus 1`): bmn then gives that GPU an
+actor, as on a cloud GPU node. Where the driver runs under numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1),
+so does the GPU actor, and its shards are the GPU kernels' (simulated); where not, the actor finds no
+CUDA driver and fails, as a GPU node with a broken driver does. Either way the tables must be the
+kernels' own, as on CPUs.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from cluster_helpers import assert_same_tables, direct_tables, make_config, ray_head, tables_of
+
+BMN = Path(sys.executable).parent / "bmn"
+pytestmark = pytest.mark.slow
+
+# Small shards: the simulator plays about a thousand deals a second.
+RANDOM = dict(strategy="random", deals=1200, shard_size=300, min_cards=400, seed=5)
+EXHAUSTIVE = dict(strategy="exhaustive", deck="0:6,1:2,2:2", shard_size=210, min_cards=50)
+
+
+@pytest.fixture(scope="module")
+def gpu_cluster():
+    """A cluster of 2 CPUs declaring 1 GPU (with no device behind it)."""
+    pytest.importorskip("numba.cuda", reason="numba-cuda is not installed (pip install 'bmn[gpu]')")
+    with ray_head(num_cpus=2, num_gpus=1) as address:
+        yield address
+
+
+def search(values: dict, out, address: str, device: str, simulator: bool):
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "NUMBA_ENABLE_CUDASIM")}
+    if simulator:
+        env["NUMBA_ENABLE_CUDASIM"] = "1"
+    flags = [f"--{key.replace('_', '-')}={value}" for key, value in values.items()]
+    return subprocess.run([str(BMN), "search", *flags, "--address", address, "--device", device, "--out", str(out),
+                           "--no-progress"], capture_output=True, text=True, env=env, timeout=600)
+
+
+def workers(out) -> set[str]:
+    return set(pq.read_table(Path(out) / "shards.parquet").column("worker").to_pylist())
+
+
+@pytest.mark.parametrize("values", [EXHAUSTIVE], ids=["exhaustive"])
+def test_gpu_shards_give_the_cpu_tables(gpu_cluster, tmp_path, values):
+    """device = "gpu": every shard on the (simulated) GPU actor; the tables are the CPU kernels'."""
+    done = search(values, tmp_path / "run", gpu_cluster, "gpu", simulator=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert all(w.endswith("/gpu") for w in workers(tmp_path / "run"))
+    assert_same_tables(tables_of(tmp_path / "run"), direct_tables(make_config(tmp_path / "cpu", **values)))
+
+
+def test_auto_gives_the_gpu_an_actor_and_the_other_cpu_one(gpu_cluster, tmp_path):
+    """device = "auto" on 2 CPUs and 1 GPU: a GPU actor and one CPU actor (which of them plays which
+    shard is a race: the CPU actor, far faster than the simulator, may play them all; tests/test_pool.py
+    holds the pool to giving both kinds shards); the same tables, and no GPU failing."""
+    done = search(dict(RANDOM, deals=3000), tmp_path / "run", gpu_cluster, "auto", simulator=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "GPU worker" not in done.stderr
+    assert_same_tables(tables_of(tmp_path / "run"), direct_tables(make_config(tmp_path / "cpu", **dict(RANDOM, deals=3000))))
+
+
+def test_a_failing_gpu_gives_its_shards_to_cpu_actors(gpu_cluster, tmp_path):
+    """No CUDA driver behind the declared GPU: its actor fails to start; one sentence says so, and the
+    CPU actors play every shard."""
+    done = search(RANDOM, tmp_path / "run", gpu_cluster, "auto", simulator=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = [line for line in done.stderr.splitlines() if "GPU worker" in line]
+    assert len(said) == 1 and "failed" in said[0] and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert not any(w.endswith("/gpu") for w in workers(tmp_path / "run"))
+    assert_same_tables(tables_of(tmp_path / "run"), direct_tables(make_config(tmp_path / "cpu", **RANDOM)))
+
+
+def test_device_gpu_stops_with_a_sentence_when_every_gpu_fails(gpu_cluster, tmp_path):
+    done = search(RANDOM, tmp_path / "run", gpu_cluster, "gpu", simulator=False)
+    assert done.returncode == 2
+    errors = [line for line in done.stderr.splitlines() if line.startswith("bmn: error:")]
+    assert len(errors) == 1 and "every GPU of the cluster failed" in errors[0], done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+
+
+def test_device_gpu_on_a_cluster_without_gpus_stops_with_a_sentence(ray_cluster, tmp_path):
+    done = search(RANDOM, tmp_path / "run", ray_cluster, "gpu", simulator=False)
+    assert done.returncode == 2
+    errors = [line for line in done.stderr.splitlines() if line.startswith("bmn: error:")]
+    assert len(errors) == 1 and "has no GPUs" in errors[0], done.stderr[-3000:]
