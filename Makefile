@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install notebook clean image lock
+.PHONY: run test install notebook clean image image-gpu lock
 
 # make notebook RUN=runs/local   (or several runs separated by commas; none: the notebook makes one)
 RUN ?=
@@ -40,8 +40,14 @@ IMAGE ?= ghcr.io/YOUR-ORG/bmn:$(VERSION)
 # The base image is pinned by digest (configs/base-image.digest). The first `make image` pulls the
 # tag the Dockerfile names and records its digest there: commit that file, and every later build
 # (anyone's) starts from the same bytes. To move to a newer base, delete the file and build again.
-RAY_BASE = $(shell sed -n 's/^FROM \([^@]*\)@.*/\1/p' configs/Dockerfile)
+RAY_BASE_OF = $(subst $${RAY_FLAVOUR},$(1),$(shell sed -n 's/^FROM \([^@]*\)@.*/\1/p' configs/Dockerfile))
+RAY_BASE = $(call RAY_BASE_OF,cpu)
 BASE_DIGEST = configs/base-image.digest
+# The GPU workers' image: the same Dockerfile on Ray's CUDA base of the same version, its own digest.
+GPU_FLAVOUR = cu128
+RAY_BASE_GPU = $(call RAY_BASE_OF,$(GPU_FLAVOUR))
+GPU_BASE_DIGEST = configs/base-image-gpu.digest
+GPU_IMAGE ?= ghcr.io/YOUR-ORG/bmn:$(VERSION)-gpu
 
 $(BASE_DIGEST):
 	docker pull $(RAY_BASE)
@@ -52,13 +58,27 @@ image: $(BASE_DIGEST)
 	docker build -f configs/Dockerfile --build-arg BMN_VERSION=$(VERSION) \
 	    --build-arg RAY_BASE_DIGEST=$$(cat $(BASE_DIGEST)) -t $(IMAGE) .
 
+$(GPU_BASE_DIGEST):
+	docker pull $(RAY_BASE_GPU)
+	docker inspect --format '{{index .RepoDigests 0}}' $(RAY_BASE_GPU) | sed 's/.*@//' > $@
+	@echo "recorded the digest of $(RAY_BASE_GPU) in $@: commit it"
+
+image-gpu: $(GPU_BASE_DIGEST)
+	docker build -f configs/Dockerfile --build-arg BMN_VERSION=$(VERSION) --build-arg RAY_FLAVOUR=$(GPU_FLAVOUR) \
+	    --build-arg LOCK=image-requirements-gpu.lock --build-arg RAY_BASE_DIGEST=$$(cat $(GPU_BASE_DIGEST)) \
+	    -t $(GPU_IMAGE) .
+
 # configs/image-requirements.lock: every Python package of the image, pinned and hashed, made from
-# pyproject.toml's dependencies for the image's Python (3.11, x86-64 Linux).
+# pyproject.toml's dependencies for the image's Python (3.11, x86-64 Linux); -gpu.lock: the same with
+# the gpu extra (numba-cuda and the CUDA toolkit's wheels), for the GPU image.
 lock: $(STAMP)
 	$(VENV)/bin/python -m pip install --quiet uv
 	$(VENV)/bin/uv pip compile pyproject.toml --quiet --python-version 3.11 \
 	    --python-platform x86_64-manylinux_2_28 --generate-hashes --custom-compile-command "make lock" \
 	    -o configs/image-requirements.lock
+	$(VENV)/bin/uv pip compile pyproject.toml --quiet --python-version 3.11 --extra gpu \
+	    --python-platform x86_64-manylinux_2_28 --generate-hashes --custom-compile-command "make lock" \
+	    -o configs/image-requirements-gpu.lock
 
 clean:
 	rm -rf $(VENV) build *.egg-info

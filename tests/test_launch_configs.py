@@ -232,12 +232,29 @@ def test_rayjob_warms_the_kernels_into_the_cache_the_workers_read():
 # --- the one image -------------------------------------------------------------------------------
 
 def test_one_immutable_image_everywhere():
+    """One image, tagged with the version, wherever CPUs run shards; its GPU build (the same Dockerfile,
+    tagged VERSION-gpu) exactly where GPUs are asked for."""
     tag = image_tag()
-    images = {"cluster-aws.yaml docker.image": launcher()["docker"]["image"]}
+    gpu_tag = f"{tag}-gpu"
+    config = launcher()
+    images = {"cluster-aws.yaml docker.image": config["docker"]["image"]}
+    gpu_images = {}
+    for name, node_type in config["available_node_types"].items():
+        worker_image = node_type.get("docker", {}).get("worker_image")
+        if node_type["resources"].get("GPU"):
+            gpu_images[f"cluster-aws.yaml {name}"] = worker_image
+            assert "--gpus all" in node_type["docker"]["worker_run_options"], name
+        else:
+            assert worker_image is None, name
     for name, pod in pod_specs(rayjob()).items():
         for container in containers(pod):
-            images[f"rayjob.yaml {name} {container['name']}"] = container["image"]
+            asks_gpu = "nvidia.com/gpu" in container.get("resources", {}).get("limits", {})
+            pod_gpu = any("nvidia.com/gpu" in c.get("resources", {}).get("limits", {}) for c in pod["containers"])
+            where = gpu_images if pod_gpu else images
+            where[f"rayjob.yaml {name} {container['name']}"] = container["image"]
+            assert not asks_gpu or pod_gpu
     assert set(images.values()) == {tag}, images
+    assert gpu_images and set(gpu_images.values()) == {gpu_tag}, gpu_images
     dockerfile = DOCKERFILE.read_text()
     assert f"-t {tag} ." in dockerfile, "the Dockerfile's build command tags the image the launchers run"
     assert f"ARG BMN_VERSION={pyproject()['project']['version']}" in dockerfile
@@ -250,8 +267,11 @@ def test_ray_and_python_versions_agree():
     assert importlib.metadata.version("ray") == ray, "the installed Ray is the pinned one"
     assert pyproject()["project"]["requires-python"] == ">=3.11"
     base = re.search(r"^FROM\s+(\S+)", DOCKERFILE.read_text(), re.M).group(1)
-    found = re.fullmatch(r"rayproject/ray:([0-9.]+)-py3(\d+)(-cpu)?@\$\{RAY_BASE_DIGEST\}", base)
+    found = re.fullmatch(r"rayproject/ray:([0-9.]+)-py3(\d+)-\$\{RAY_FLAVOUR\}@\$\{RAY_BASE_DIGEST\}", base)
     assert found, base
+    # The CPU image by default; the GPU image (make image-gpu) on Ray's CUDA base of the same version.
+    assert re.search(r"^ARG RAY_FLAVOUR=cpu$", DOCKERFILE.read_text(), re.M)
+    assert re.search(r"^GPU_FLAVOUR = cu12\d$", (ROOT / "Makefile").read_text(), re.M)
     assert found.group(1) == ray == rayjob()["spec"]["rayClusterSpec"]["rayVersion"]
     assert int(found.group(2)) >= 11
     assert f"'{ray}'" in DOCKERFILE.read_text(), "the build checks the image's Ray"
@@ -491,12 +511,12 @@ def test_pods_run_unprivileged_without_api_tokens():
     assert "kubectl apply -f configs/k8s-network-policy.yaml" in guide
 
 
-def lock_entries() -> dict[str, tuple[str, list[str]]]:
-    """configs/image-requirements.lock as {name: (version, hashes)}."""
+def lock_entries(name: str = "image-requirements.lock") -> dict[str, tuple[str, list[str]]]:
+    """configs/image-requirements.lock (or the GPU image's) as {name: (version, hashes)}."""
     from packaging.utils import canonicalize_name
 
     entries: dict[str, tuple[str, list[str]]] = {}
-    text = (CONFIGS / "image-requirements.lock").read_text().replace("\\\n", " ")
+    text = (CONFIGS / name).read_text().replace("\\\n", " ")
     for line in text.splitlines():
         line = line.split("#", 1)[0].strip()
         if not line:
@@ -512,28 +532,42 @@ def test_image_installs_its_packages_from_the_hashed_lock():
     from packaging.utils import canonicalize_name
 
     locked = lock_entries()
-    for dependency in pyproject()["project"]["dependencies"]:
+    gpu_locked = lock_entries("image-requirements-gpu.lock")
+    project = pyproject()["project"]
+    for dependency in project["dependencies"]:
         requirement = Requirement(dependency.split("#")[0])
         name = canonicalize_name(requirement.name)
         assert name in locked, f"the lock lacks {name}: run make lock"
         assert requirement.specifier.contains(locked[name][0]), f"the lock's {name} {locked[name][0]} misses {requirement}"
     assert locked["ray"][0] == pinned_ray()
+    # The GPU image's lock: the same packages at the same versions, and the gpu extra's besides.
+    assert {k: v[0] for k, v in gpu_locked.items() if k in locked} == {k: v[0] for k, v in locked.items()}
+    for dependency in project["optional-dependencies"]["gpu"]:
+        requirement = Requirement(dependency.split("#")[0])
+        name = canonicalize_name(requirement.name)
+        assert name in gpu_locked and requirement.specifier.contains(gpu_locked[name][0]), f"run make lock: {name}"
+    assert "nvidia-cuda-nvcc-cu12" in gpu_locked and "numba-cuda" not in locked
     runs = [" ".join(shlex.split(line)) for line in DOCKERFILE.read_text().replace("\\\n", " ").splitlines()
             if line.startswith("RUN ")]
     installs = [r for r in runs if "pip install" in r]
-    assert any("--require-hashes -r configs/image-requirements.lock" in r for r in installs), installs
+    assert any("--require-hashes -r configs/${LOCK}" in r for r in installs), installs
+    assert re.search(r"^ARG LOCK=image-requirements.lock$", DOCKERFILE.read_text(), re.M), "the CPU image's lock by default"
     assert all("--require-hashes" in r or "--no-deps ." in r for r in installs), "every pip install is pinned"
     layout, _ = dockerfile_layout()
-    assert PurePosixPath("/home/ray/bmn/configs/image-requirements.lock") in layout
+    for name in ("image-requirements.lock", "image-requirements-gpu.lock"):
+        assert PurePosixPath(f"/home/ray/bmn/configs/{name}") in layout
+    dry = subprocess.run(["make", "-n", "-C", str(ROOT), "image-gpu", f"GPU_BASE_DIGEST={DOCKERFILE}"],
+                         capture_output=True, text=True, timeout=60)
+    assert dry.returncode == 0 and "--build-arg LOCK=image-requirements-gpu.lock" in dry.stdout, dry.stdout + dry.stderr
 
 
 def test_base_image_is_pinned_by_digest(tmp_path):
     text = DOCKERFILE.read_text()
     before_from = text[:text.index("\nFROM ")]
     assert re.search(r"^ARG RAY_BASE_DIGEST$", before_from, re.M), "the digest is an ARG without a default"
-    recorded = CONFIGS / "base-image.digest"
-    if recorded.exists():
-        assert re.fullmatch(r"sha256:[0-9a-f]{64}", recorded.read_text().strip())
+    for recorded in (CONFIGS / "base-image.digest", CONFIGS / "base-image-gpu.digest"):
+        if recorded.exists():
+            assert re.fullmatch(r"sha256:[0-9a-f]{64}", recorded.read_text().strip()), recorded.name
     # What `make image` runs, given a recorded digest: the build is handed exactly that digest.
     digest = tmp_path / "digest"
     digest.write_text("sha256:" + "ab" * 32 + "\n")
