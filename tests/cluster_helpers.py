@@ -164,31 +164,57 @@ def ray_head(num_cpus: int = 2, num_gpus: int = 0):
     a temporary directory of its own so it leaves no record where Ray looks for a cluster to join.
     `num_gpus` declares GPUs the machine may not have (Ray takes the count as given): the GPU actors
     it places then find no driver, or run under numba-cuda's simulator where the driver asks for it.
-    Every process it started is stopped on the way out."""
-    temp = tempfile.mkdtemp(prefix="bmnray-")  # short: Ray's socket paths must fit in 107 bytes
+    Every process it started is stopped on the way out.
+
+    Ray gives a starting node 30 s to register with its control store, a limit it does not let one
+    change; on a loaded 2-core machine (the other pytest worker starting a cluster of its own) a start
+    can miss it, so a start that fails is tried once more."""
+    for attempt in (1, 2):
+        temp = tempfile.mkdtemp(prefix="bmnray-")  # short: Ray's socket paths must fit in 107 bytes
+        head, log = _start_head(temp, num_cpus, num_gpus)
+        try:
+            address = _head_address(temp, head)
+        except RuntimeError:
+            _stop_head(head, log, temp)
+            if attempt == 2:
+                raise
+            continue
+        try:
+            yield address
+        finally:
+            _stop_head(head, log, temp)
+        return
+
+
+def _start_head(temp: str, num_cpus: int, num_gpus: int):
     ray_exe = os.path.join(os.path.dirname(sys.executable), "ray")
     log = open(os.path.join(temp, "head.log"), "wb")
     head = subprocess.Popen([ray_exe, "start", "--head", "--block", f"--num-cpus={num_cpus}",
                              f"--num-gpus={num_gpus}", "--port=0", f"--temp-dir={temp}", "--include-dashboard=false",
                              "--disable-usage-stats", "--object-store-memory=500000000"],
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        record = os.path.join(temp, "ray_current_cluster")
-        deadline = time.monotonic() + 120
-        while not (os.path.exists(record) and open(record).read().strip()):
-            if head.poll() is not None or time.monotonic() > deadline:
-                with open(os.path.join(temp, "head.log"), "rb") as said:
-                    raise RuntimeError(f"ray start --head failed: {said.read().decode()[-2000:]}")
-            time.sleep(0.1)
-        yield open(record).read().strip()
-    finally:
-        # Every process of the cluster is in the head's process group: the test cluster holds
-        # nothing worth a graceful stop, and `ray start --block` takes many seconds to stop gracefully.
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(head.pid, signal.SIGKILL)
-        head.wait()
-        log.close()
-        shutil.rmtree(temp, ignore_errors=True)
+    return head, log
+
+
+def _head_address(temp: str, head) -> str:
+    record = os.path.join(temp, "ray_current_cluster")
+    deadline = time.monotonic() + 120
+    while not (os.path.exists(record) and open(record).read().strip()):
+        if head.poll() is not None or time.monotonic() > deadline:
+            with open(os.path.join(temp, "head.log"), "rb") as said:
+                raise RuntimeError(f"ray start --head failed: {said.read().decode()[-2000:]}")
+        time.sleep(0.1)
+    return open(record).read().strip()
+
+
+def _stop_head(head, log, temp: str) -> None:
+    # Every process of the cluster is in the head's process group: the test cluster holds nothing
+    # worth a graceful stop, and `ray start --block` takes many seconds to stop gracefully.
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(head.pid, signal.SIGKILL)
+    head.wait()
+    log.close()
+    shutil.rmtree(temp, ignore_errors=True)
 
 
 class _Gate:

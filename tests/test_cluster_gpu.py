@@ -10,6 +10,7 @@ kernels' own, as on CPUs.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from cluster_helpers import assert_same_tables, direct_tables, make_config, ray_head, tables_of
+from cluster_helpers import assert_same_tables, direct_tables, make_config, ray_head, tables_of, wait_for
 
 BMN = Path(sys.executable).parent / "bmn"
 pytestmark = pytest.mark.slow
@@ -35,13 +36,19 @@ def gpu_cluster():
         yield address
 
 
-def search(values: dict, out, address: str, device: str, simulator: bool):
+def environment(simulator: bool) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "NUMBA_ENABLE_CUDASIM")}
-    if simulator:
-        env["NUMBA_ENABLE_CUDASIM"] = "1"
+    return dict(env, NUMBA_ENABLE_CUDASIM="1") if simulator else env
+
+
+def command(values: dict, out, address: str, device: str) -> list[str]:
     flags = [f"--{key.replace('_', '-')}={value}" for key, value in values.items()]
-    return subprocess.run([str(BMN), "search", *flags, "--address", address, "--device", device, "--out", str(out),
-                           "--no-progress"], capture_output=True, text=True, env=env, timeout=600)
+    return [str(BMN), "search", *flags, "--address", address, "--device", device, "--out", str(out), "--no-progress"]
+
+
+def search(values: dict, out, address: str, device: str, simulator: bool):
+    return subprocess.run(command(values, out, address, device), capture_output=True, text=True,
+                          env=environment(simulator), timeout=600)
 
 
 def workers(out) -> set[str]:
@@ -65,6 +72,28 @@ def test_auto_gives_the_gpu_an_actor_and_the_other_cpu_one(gpu_cluster, tmp_path
     assert done.returncode == 0, done.stderr[-3000:]
     assert "GPU worker" not in done.stderr
     assert_same_tables(tables_of(tmp_path / "run"), direct_tables(make_config(tmp_path / "cpu", **dict(RANDOM, deals=3000))))
+
+
+def test_a_run_stopped_on_the_gpu_resumes_on_cpus_with_the_same_tables(gpu_cluster, tmp_path):
+    """One run, two devices: stopped (SIGTERM, as `ray job stop` sends) after a few shards on the GPU,
+    resumed with --device cpu; the tables are the kernels' own."""
+    values = dict(RANDOM, deals=3000)  # ten shards
+    out = tmp_path / "run"
+    driver = subprocess.Popen(command(values, out, gpu_cluster, "gpu"), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, env=environment(simulator=True))
+    shards = out / "shards"
+    assert wait_for(lambda: shards.exists() and len(list(shards.glob("*.parquet"))) >= 2, timeout=300)
+    driver.send_signal(signal.SIGTERM)
+    assert driver.wait(timeout=60) == 130, driver.stderr.read()[-3000:]
+    on_gpu = len(list(shards.glob("*.parquet")))
+    assert 2 <= on_gpu < 10
+    resumed = subprocess.run([str(BMN), "resume", str(out), "--address", gpu_cluster, "--device", "cpu",
+                              "--no-progress"], capture_output=True, text=True, env=environment(simulator=False),
+                             timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    ran = pq.read_table(out / "shards.parquet").column("worker").to_pylist()
+    assert sum(w.endswith("/gpu") for w in ran) == on_gpu and len(ran) == 10
+    assert_same_tables(tables_of(out), direct_tables(make_config(tmp_path / "cpu", **values)))
 
 
 def test_a_failing_gpu_gives_its_shards_to_cpu_actors(gpu_cluster, tmp_path):
