@@ -44,7 +44,6 @@ from dataclasses import dataclass, field, replace
 import ray
 
 from kernels.decks import parse_deck
-from kernels.engines.bitmask import fits
 from kernels.errors import BmnError
 
 from .config import SearchConfig
@@ -168,8 +167,8 @@ class Coordinator:
         and deals the GPU engine holds."""
         if self.config.device == "cpu" or not self.plan.strategy.gpu:
             return False
-        space = self.plan.space
-        return fits(space.players, space.deck.total, space.deck.penalty_cards, space.deck.max_value)
+        from kernels.strategies.gpusweep import holds
+        return holds(self.plan.space)
 
     def _workers_wanted(self) -> dict[str, int]:
         """How many actors of each kind the search wants now: one per GPU of the cluster (less those
@@ -184,9 +183,10 @@ class Coordinator:
         cpus = max(0, int(resources.get("CPU", 0)) - gpus)
         return {"gpu": gpus, "cpu": min(cpus, self.config.max_workers) if self.config.max_workers else cpus}
 
-    def _check_gpus(self) -> None:
-        """device = "gpu" on a cluster without a GPU left to use: one sentence."""
-        if self.config.device != "gpu" or self.pool.wanted_by_kind().get("gpu", 0) > 0:
+    def _check_gpus(self, wanted: int) -> None:
+        """device = "gpu" (where the pool wants GPU actors only) on a cluster without a GPU left to use:
+        one sentence."""
+        if self.config.device != "gpu" or wanted > 0:
             return
         if self.pool.gpu_failures:
             raise BmnError(f"every GPU of the cluster failed ({self.pool.gpu_failures} of them; see above); run "
@@ -198,6 +198,7 @@ class Coordinator:
         """Match the pool to the cluster; on an autoscaling cluster, ask for the CPUs the pending
         shards could use."""
         wanted = self.pool.scale()
+        self._check_gpus(wanted)
         self.waiting_for_cpus = wanted == 0
         if not self.local and not self.config.workers:
             left = self.plan.count - self.totals.done - self.totals.failed
@@ -273,7 +274,6 @@ class Coordinator:
                     self._record(outcome)
                 while self.pool.notes:
                     self.progress.say(f"bmn: {self.pool.notes.pop(0)}")
-                self._check_gpus()
                 if time.time() - last_health >= HEALTH_S:
                     lost = self.health.problem()
                     last_health = time.time()

@@ -266,9 +266,7 @@ class ShardPool:
             if actor.alive and actor.queue and actor.busy_since is not None and now - actor.busy_since > limit:
                 self.stuck += 1
                 self._kill(actor)
-                running, *queued = [self.in_flight.pop(ref)[0] for ref in actor.queue]
-                actor.queue.clear()
-                actor.busy_since = None
+                running, *queued = self._take_back(actor)
                 # The shards queued behind the stuck one never ran: they go first, their try not counted.
                 for shard in reversed(queued):
                     self.attempts[shard.id] -= 1
@@ -304,9 +302,7 @@ class ShardPool:
         give its shards back untried (to CPU actors, where the run has any)."""
         self._kill(actor)
         self.gpu_failures += 1
-        queued = [self.in_flight.pop(ref)[0] for ref in actor.queue if ref in self.in_flight]
-        actor.queue.clear()
-        actor.busy_since = None
+        queued = self._take_back(actor)
         for shard in queued:
             self.attempts[shard.id] -= 1
         back = [*shards, *queued]
@@ -316,6 +312,13 @@ class ShardPool:
         self.notes.append(f"the GPU worker {actor.where} failed ({_reason(error)}); "
                           f"{'its shards go ' + went if back else 'the run goes on without it'}")
         self.scale()
+
+    def _take_back(self, actor: PoolActor) -> list[Shard]:
+        """The shards in flight on an actor given up on, oldest first (its refs are never read)."""
+        shards = [self.in_flight.pop(ref)[0] for ref in actor.queue]
+        actor.queue.clear()
+        actor.busy_since = None
+        return shards
 
     def _retry_or_give_up(self, shard: Shard, error: str) -> list[Outcome]:
         if self.attempts[shard.id] < self.max_attempts:

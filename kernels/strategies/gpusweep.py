@@ -62,9 +62,14 @@ def describe_gpu() -> str:
         raise BmnError(f"the GPU cannot be used: {str(error).strip().splitlines()[-1]}") from None
 
 
-def check_space(space: DealSpace) -> None:
+def holds(space: DealSpace) -> bool:
+    """Whether the GPU engine holds this deal space's deals (the fast engine's: `bitmask.fits`)."""
     deck = space.deck
-    if not fits(space.players, deck.total, deck.penalty_cards, deck.max_value):
+    return fits(space.players, deck.total, deck.penalty_cards, deck.max_value)
+
+
+def check_space(space: DealSpace) -> None:
+    if not holds(space):
         raise BmnError(REFUSAL)
 
 
@@ -103,36 +108,32 @@ def _tally(space: DealSpace, acc, histogram, cand_index, deals_at) -> dict:
     """The CPU sweep's tally from the threads' tallies and the kept deals replayed on the CPU."""
     engine = gpu()
     total = space.deck.total
-    brent = default_brent_start(total)
-    split = np.array([space.split], dtype=np.int64)
-    splits = np.repeat(split, len(cand_index), axis=0)
-    cand_deals = deals_at(cand_index)
-    cand_rows = np.zeros((len(cand_index), N_FIELDS), dtype=np.int64)
-    if len(cand_index):
-        play_rows(FAST, cand_deals, splits, brent, cand_rows)
+    # The first deal that reached the most cards (the CPU's longest game), if any finished.
+    best = acc[:, engine.A_BEST_CARDS].max()
+    longest = [int(acc[acc[:, engine.A_BEST_CARDS] == best, engine.A_BEST_INDEX].min())] if best >= 0 else []
+    # The kept deals and the longest, replayed on the CPU in one call.
+    replayed = np.concatenate([cand_index, np.array(longest, dtype=np.int64)])
+    deals = deals_at(replayed)
+    rows = np.zeros((len(replayed), N_FIELDS), dtype=np.int64)
+    if len(replayed):
+        play_rows(FAST, deals, np.repeat(np.array([space.split], dtype=np.int64), len(replayed), axis=0),
+                  default_brent_start(total), rows)
+    kept = len(cand_index)
+    cand_deals, cand_rows = deals[:kept], rows[:kept]
     stats = np.zeros(N_STATS, dtype=np.int64)
     stats[DEALS] = acc[:, engine.A_DEALS].sum()
     # The device counts the cards of finished games; a cycle's cards (to the end of its first period,
     # as the CPU counts them) come from its replayed row.
     stats[CARDS] = acc[:, engine.A_CARDS].sum() + sum(int(r[F_CARDS]) for r in cand_rows if r[F_OUTCOME] == CYCLE)
     stats[CYCLES] = acc[:, engine.A_CYCLES].sum()
-    stats[N_CAND] = len(cand_index)
+    stats[N_CAND] = kept
     wins = np.zeros(space.players, dtype=np.int64)
     wins[0] = acc[:, engine.A_WIN0].sum()
     wins[1] = acc[:, engine.A_WIN1].sum()
-    longest_deal = np.zeros(total, dtype=np.uint8)
-    longest_row = np.zeros(N_FIELDS, dtype=np.int64)
-    best = acc[:, engine.A_BEST_CARDS].max()
-    stats[LONGEST_INDEX] = -1
-    if best >= 0:
-        # The first deal that reached the most cards: the CPU's longest game.
-        index = int(acc[acc[:, engine.A_BEST_CARDS] == best, engine.A_BEST_INDEX].min())
-        stats[LONGEST_CARDS] = best
-        stats[LONGEST_INDEX] = index
-        longest_deal[:] = deals_at(np.array([index], dtype=np.int64))[0]
-        row = np.zeros((1, N_FIELDS), dtype=np.int64)
-        play_rows(FAST, longest_deal.reshape(1, -1), split, brent, row)
-        longest_row[:] = row[0]
+    longest_deal = deals[kept] if longest else np.zeros(total, dtype=np.uint8)
+    longest_row = rows[kept] if longest else np.zeros(N_FIELDS, dtype=np.int64)
+    stats[LONGEST_CARDS] = best if longest else 0
+    stats[LONGEST_INDEX] = longest[0] if longest else -1
     return dict(stats=stats, wins=wins, histogram=histogram, cand_deals=cand_deals, cand_rows=cand_rows,
                 cand_index=cand_index, longest_deal=longest_deal, longest_row=longest_row)
 
