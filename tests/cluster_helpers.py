@@ -166,9 +166,11 @@ def ray_head(num_cpus: int = 2, num_gpus: int = 0):
     it places then find no driver, or run under numba-cuda's simulator where the driver asks for it.
     Every process it started is stopped on the way out.
 
-    Ray gives a starting node 30 s to register with its control store, a limit it does not let one
-    change; on a loaded 2-core machine (the other pytest worker starting a cluster of its own) a start
-    can miss it, so a start that fails is tried once more."""
+    A starting node must register with the control store in time: `ray start` asks the control store
+    (which waits up to RAY_raylet_start_wait_time_s for the registration) and gives up once 30 s have
+    passed since its first question. On this 2-core machine an idle start takes about 20 s, so under
+    the other pytest worker's load a start can miss it: the control store is given 120 s, and a start
+    that fails all the same is tried once more."""
     for attempt in (1, 2):
         temp = tempfile.mkdtemp(prefix="bmnray-")  # short: Ray's socket paths must fit in 107 bytes
         head, log = _start_head(temp, num_cpus, num_gpus)
@@ -192,7 +194,8 @@ def _start_head(temp: str, num_cpus: int, num_gpus: int):
     head = subprocess.Popen([ray_exe, "start", "--head", "--block", f"--num-cpus={num_cpus}",
                              f"--num-gpus={num_gpus}", "--port=0", f"--temp-dir={temp}", "--include-dashboard=false",
                              "--disable-usage-stats", "--object-store-memory=500000000"],
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                            env=dict(os.environ, RAY_raylet_start_wait_time_s="120"))
     return head, log
 
 
