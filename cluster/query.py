@@ -183,8 +183,8 @@ def top_games(uris: Sequence[str], n: int = 10, by: str = "cards", notes: list[s
 
 
 def cycles_report(uris: Sequence[str], notes: list[str] | None = None) -> pa.Table:
-    return query(uris, "SELECT cycle_id, deck, period_tricks, period_cards, deals, basin, complete, "
-                       "min_preperiod_tricks, max_preperiod_tricks, hands, state FROM cycles "
+    return query(uris, "SELECT cycle_id, deck, period_tricks, period_cards, deals, basin, complete, closure, "
+                       "imbalance, min_preperiod_tricks, max_preperiod_tricks, hands, state, closest FROM cycles "
                        "ORDER BY deals DESC, basin DESC NULLS LAST, cycle_id", notes)
 
 

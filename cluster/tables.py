@@ -79,6 +79,12 @@ CYCLES_SCHEMA = pa.schema([
     ("state", pa.string()),  # a state on the cycle as a deal, leader first (where a shard reported it)
     ("basin", pa.int64()),  # census: trick-boundary states that enter it, summed over shards
     ("complete", pa.bool_()),  # every balanced deal entering it is a row of games (null: not listed)
+    # states: its backward closure (null: not searched): the states entering it (exact where complete,
+    # else a lower bound), the first of them with the most nearly equal hands, and its cards away from
+    # equal hands
+    ("closure", pa.int64()),
+    ("closest", pa.string()),
+    ("imbalance", pa.int64()),
 ])
 
 HISTOGRAM_SCHEMA = pa.schema([("cards", pa.int64()), ("games", pa.int64())])
@@ -328,12 +334,17 @@ def reported_cycles(summaries: dict[int, ShardSummary]) -> list[tuple[int, Cycle
     return [(k, row) for k, s in sorted(summaries.items()) if s.done for row in s.cycle_rows or ()]
 
 
+# A cycles row's columns that only the shards' reports fill.
+NOT_REPORTED = {"state": None, "basin": None, "complete": None, "closure": None, "closest": None, "imbalance": None}
+
+
 def cycles_table(games: pa.Table, reported: Sequence[tuple[int, CycleRow]] = ()) -> pa.Table:
     """One row per cycle: from the candidate deals that enter it, and from the shards' reports
     (shard, row), where a cycle no candidate deal enters is a row with no deal.
 
     Reports of one cycle merge: the first shard's state, the basins summed (a census's shards
-    hold disjoint states), complete if any shard listed its balanced deals completely."""
+    hold disjoint states), complete if any shard listed its balanced deals completely, the
+    largest closure reported (the first among equals: every complete search gives the same)."""
     rows: dict[str, dict] = {}
     for g in games.filter(pc.equal(games["outcome"], "cycle")).to_pylist() if games.num_rows else []:
         row = rows.get(g["cycle_id"])
@@ -342,7 +353,7 @@ def cycles_table(games: pa.Table, reported: Sequence[tuple[int, CycleRow]] = ())
                 "cycle_id": g["cycle_id"], "period_tricks": g["period_tricks"], "period_cards": g["period_cards"],
                 "hands": g["hands"], "deals": 1, "first_shard": g["shard"],
                 "min_preperiod_tricks": g["preperiod_tricks"], "max_preperiod_tricks": g["preperiod_tricks"],
-                "deck": g["deck"], "state": None, "basin": None, "complete": None,
+                "deck": g["deck"], **NOT_REPORTED,
             }
         else:
             row["deals"] += 1
@@ -354,7 +365,7 @@ def cycles_table(games: pa.Table, reported: Sequence[tuple[int, CycleRow]] = ())
             row = rows[r.cycle_id] = {
                 "cycle_id": r.cycle_id, "period_tricks": r.period_tricks, "period_cards": r.period_cards,
                 "hands": None, "deals": 0, "first_shard": shard, "min_preperiod_tricks": None,
-                "max_preperiod_tricks": None, "deck": r.deck, "state": None, "basin": None, "complete": None}
+                "max_preperiod_tricks": None, "deck": r.deck, **NOT_REPORTED}
         row["first_shard"] = min(row["first_shard"], shard)
         if row["state"] is None:
             row["state"] = r.state
@@ -362,6 +373,10 @@ def cycles_table(games: pa.Table, reported: Sequence[tuple[int, CycleRow]] = ())
             row["basin"] = (row["basin"] or 0) + r.basin
         if r.complete is not None:
             row["complete"] = bool(row["complete"]) or r.complete
+        if r.closure is not None and (row["closure"] is None or r.closure > row["closure"]):
+            # Shards that searched it found the same closure (it does not depend on where the cycle
+            # was met) unless a search was truncated: the largest count is kept.
+            row["closure"], row["closest"], row["imbalance"] = r.closure, r.closest, r.imbalance
     ordered = sorted(rows.values(), key=lambda r: (r["first_shard"], r["cycle_id"]))
     return pa.Table.from_pylist(ordered, schema=CYCLES_SCHEMA)
 

@@ -36,12 +36,12 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from ._jit import kernel
-from .cyclestate import walk
+from .cyclestate import cycle_state, walk
 from .engines import new_workspace
 from .engines.percard import load, play_trick
 from .errors import BmnError
 from .game import GameResult
-from .notation import check_deal, format_deal
+from .notation import check_deal, format_deal, parse_deal
 from .play import as_sequence, play_batch
 
 
@@ -126,13 +126,15 @@ def _same(row_a, n0_a, lead_a, row_b, n0_b, lead_b):
 
 @kernel
 def search_ancestors(roots, root_n0, root_leader, skip, skip_n0, skip_leader, has_skip, max_states,
-                     per_root, out_rows, out_tricks, out_cards, out_root):
+                     per_root, out_rows, out_tricks, out_cards, out_root, closest_row, closest):
     """Walk the ancestor trees of every root; collect the balanced ancestors.
 
     For root r, a predecessor equal to skip[r] is not followed (has_skip[r] == 1): that is the
     root's predecessor on its own game or cycle, searched from another root. Each root's tree is
     walked for at most `per_root` states, all of them for at most `max_states`.
     A balanced ancestor led by hand 2 is reported as the swapped deal (hand 1 leads a deal).
+    The first visited state with the most nearly equal hands goes into closest_row, with
+    closest = [cards in hand 1, leader, |n0 - n1|] (closest[2] > total: none visited).
     Returns (balanced ancestors written, states visited, truncated).
     """
     total = roots.shape[1]
@@ -152,6 +154,7 @@ def search_ancestors(roots, root_n0, root_leader, skip, skip_n0, skip_leader, ha
     found = 0
     visited = 0
     truncated = False
+    closest[2] = total + 1
     for r in range(roots.shape[0]):
         top = 0
         root_visits = 0
@@ -177,6 +180,11 @@ def search_ancestors(roots, root_n0, root_leader, skip, skip_n0, skip_leader, ha
             lead = st_lead[top]
             tricks = st_tricks[top]
             cards = st_cards[top]
+            if abs(2 * n0 - total) < closest[2]:
+                closest_row[:] = row
+                closest[0] = n0
+                closest[1] = lead
+                closest[2] = abs(2 * n0 - total)
             if total % 2 == 0 and n0 == half:
                 if found < out_rows.shape[0]:
                     if lead == 0:
@@ -312,6 +320,9 @@ class FoundBuffers:
         self.tricks = np.zeros(capacity, dtype=np.int64)
         self.cards = np.zeros(capacity, dtype=np.int64)
         self.root = np.zeros(capacity, dtype=np.int64)
+        # The search's most nearly balanced state (search_ancestors' closest_row, closest).
+        self.closest_row = np.zeros(self.total, dtype=np.uint8)
+        self.closest = np.zeros(3, dtype=np.int64)
 
     def search(self, rows, n0, lead, s_rows, s_n0, s_lead, has_skip, max_states: int,
                per_root: int) -> tuple[int, int, bool]:
@@ -319,7 +330,7 @@ class FoundBuffers:
         while True:
             found, visited, truncated = search_ancestors(
                 rows, n0, lead, s_rows, s_n0, s_lead, has_skip, int(max_states), int(per_root),
-                self.rows, self.tricks, self.cards, self.root,
+                self.rows, self.tricks, self.cards, self.root, self.closest_row, self.closest,
             )
             capacity = self.rows.shape[0]
             if found < capacity or (self.limit is not None and capacity >= self.limit):
@@ -335,7 +346,7 @@ def _search(roots, skips, max_states: int):
     s_rows, s_n0, s_lead = _rows([s if s is not None else filler for s in skips])
     out = FoundBuffers.bounded(rows.shape[1], max_states)
     found, visited, truncated = out.search(rows, n0, lead, s_rows, s_n0, s_lead, has_skip, max_states, max_states)
-    return out.rows[:found], out.tricks[:found], out.cards[:found], visited, truncated
+    return out.rows[:found], out.tricks[:found], out.cards[:found], visited, truncated, out
 
 
 class GameStates(NamedTuple):
@@ -436,27 +447,102 @@ def ancestors(deal: Sequence[Sequence[int]], *, limit: int | None = None,
     if not pairs:
         return result
     roots = [root for root, _ in pairs]
-    direct = [s for s in roots if original.outcome == "cycle" and len(s[1][0]) == half]
-    rows, tricks, back_cards, visited, truncated = _search(roots, [skip for _, skip in pairs], max_states)
-    seqs = [list(h[0]) + list(h[1]) if lead == 0 else list(h[1]) + list(h[0]) for lead, h in direct]
-    all_rows = np.concatenate([np.array(seqs, dtype=np.uint8).reshape(-1, total), rows])
-    back = [0] * len(direct) + [int(t) for t in tricks]
-    back_c = [0] * len(direct) + [int(c) for c in back_cards]
-    found: dict[str, FoundDeal] = {}
-    for seq, res, b, c in zip(all_rows, _replay(all_rows, half), back, back_c):
-        if original.outcome == "cycle":
-            if res.outcome != "cycle" or res.cycle_id != original.cycle_id:
-                raise RuntimeError(f"backward play found {format_deal([seq[:half], seq[half:]])}, "
-                                   f"which does not enter cycle {original.cycle_id}")
-        elif res.outcome != "win" or res.cards != c + original.cards:
-            raise RuntimeError("backward play found a deal that does not pass through the start")
-        hands = format_deal([seq[:half], seq[half:]])
-        found.setdefault(hands, FoundDeal(hands, res, b))
+    rows, tricks, back_cards, visited, truncated, _ = _search(roots, [skip for _, skip in pairs], max_states)
+    if original.outcome == "cycle":
+        found = _cycle_deals(roots, rows, tricks, original.cycle_id)
+    else:
+        found = {}
+        for seq, res, b, c in zip(rows, _replay(rows, half), tricks, back_cards):
+            if res.outcome != "win" or res.cards != c + original.cards:
+                raise RuntimeError("backward play found a deal that does not pass through the start")
+            hands = format_deal([seq[:half], seq[half:]])
+            found.setdefault(hands, FoundDeal(hands, res, int(b)))
     result.deals = sorted(found.values(), key=lambda d: (-d.result.cards, d.hands))[:limit]
     result.count = len(found)
     result.states = visited
     result.truncated = truncated
     return result
+
+
+def _cycle_deals(roots, rows, tricks, cycle_id: str) -> dict[str, FoundDeal]:
+    """The balanced deals entering a cycle, by their hands: its own balanced states (among `roots`,
+    the cycle's states) and the balanced ancestors a search found (`rows`, `tricks` un-played), each
+    replayed and checked to enter the cycle."""
+    if not len(roots):
+        return {}
+    total = sum(len(h) for h in roots[0][1])
+    half = total // 2
+    direct = [list(h[0]) + list(h[1]) if lead == 0 else list(h[1]) + list(h[0])
+              for lead, h in roots if total % 2 == 0 and len(h[0]) == half]
+    all_rows = np.concatenate([np.array(direct, dtype=np.uint8).reshape(-1, total), rows])
+    back = [0] * len(direct) + [int(t) for t in tricks]
+    found: dict[str, FoundDeal] = {}
+    for seq, res, b in zip(all_rows, _replay(all_rows, half), back):
+        if res.outcome != "cycle" or res.cycle_id != cycle_id:
+            raise RuntimeError(f"backward play found {format_deal([seq[:half], seq[half:]])}, "
+                               f"which does not enter cycle {cycle_id}")
+        hands = format_deal([seq[:half], seq[half:]])
+        found.setdefault(hands, FoundDeal(hands, res, b))
+    return found
+
+
+@dataclass
+class Closure:
+    """A cycle's backward closure: every trick-boundary state whose game enters it (the cycle's own
+    states included), counted from the leader's seat as the census counts states."""
+
+    cycle: GameResult  # the game of its canonical state (preperiod 0)
+    state: str  # its canonical state written as a deal, the leader's hand first (kernels/cyclestate.py)
+    states: int  # states entering it: exact, or a lower bound when `truncated`
+    closest: str  # the first state met with the most nearly equal hands, as a deal, the leader's hand first
+    imbalance: int  # that state's cards away from equal hands: |n0 - n1| // 2 (0: as equal as the deck allows)
+    deals: list[FoundDeal]  # the balanced deals entering it (none for an odd deck), the longest games first
+    truncated: bool  # the state budget stopped the search: more states (and deals) may enter it
+
+
+def _mirror(state: tuple) -> tuple:
+    lead, hands = state[0], state[1]
+    return (1 - lead, (hands[1], hands[0]))
+
+
+def _as_deal(row, n0: int, lead: int) -> list[list[int]]:
+    hands = [[int(v) for v in row[:n0]], [int(v) for v in row[n0:]]]
+    return hands if lead == 0 else hands[::-1]
+
+
+def closure(state: Sequence[Sequence[int]], *, max_states: int = DEFAULT_MAX_STATES) -> Closure:
+    """The backward closure of the cycle that this two-player state's game enters (hand 1 leading).
+
+    The roots are the cycle's states from its canonical one (so the same cycle gives the same
+    closure from whichever state it was met), each skipping its predecessor on the cycle; the
+    search visits at most `max_states` ancestors. The search sees both leaders' seats: a cycle
+    that is its own mirror (hands swapped, the other leader) is met from both seats, so its count
+    of states seen from the leader's seat is half the states visited.
+    """
+    check_deal(state)
+    if len(state) != 2:
+        raise BmnError("backward play is defined for two players; this state has %d hands" % len(state))
+    canonical = cycle_state(state)
+    if canonical is None:
+        raise BmnError("this state's game ends: it enters no cycle")
+    cycle = walk(parse_deal(canonical)).cycle  # from the canonical state
+    seq, split = as_sequence(parse_deal(canonical))
+    result = GameResult.from_row(play_batch(seq[None, :], split)[0])
+    pairs = [(cycle[i], cycle[i - 1]) for i in range(len(cycle))]
+    rows, tricks, _, visited, truncated, out = _search(cycle, [skip for _, skip in pairs], max_states)
+    # The most nearly balanced state: the cycle's own first (in order from the canonical state), then
+    # the search's first.
+    lead, hands = min(cycle, key=lambda s: abs(len(s[1][0]) - len(s[1][1])))
+    closest = [list(hands[lead]), list(hands[1 - lead])]
+    gap = abs(len(hands[0]) - len(hands[1]))
+    if out.closest[2] < gap:
+        closest, gap = _as_deal(out.closest_row, int(out.closest[0]), int(out.closest[1])), int(out.closest[2])
+    seen = len(cycle) + visited
+    if _mirror(cycle[0]) in set(cycle):
+        seen = -(-seen // 2)  # each state is met from both seats (rounded up: a lower bound if truncated)
+    deals = sorted(_cycle_deals(cycle, rows, tricks, result.cycle_id).values(),
+                   key=lambda d: (-d.result.cards, d.hands))
+    return Closure(result, canonical, seen, format_deal(closest), gap // 2, deals, truncated)
 
 
 def extend(deal: Sequence[Sequence[int]], *, max_states: int = DEFAULT_MAX_STATES,

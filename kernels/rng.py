@@ -10,7 +10,9 @@ with the same deals, and streams of different shards or seeds are independent.
 - a deal is a partial Fisher-Yates shuffle that picks, in order, a distinct random position for
   each penalty card of the deck (plain cards fill the rest). The ordered tuple of positions is
   uniform, so every distinct deal is equally likely. Only as many draws as penalty cards are
-  needed (16 for the standard deck, not 51).
+  needed (16 for the standard deck, not 51);
+- a trick-boundary state (the `states` strategy) is a deal followed by one more bounded draw from
+  the same SplitMix64 state: where the deck is cut between hand 1 (leading) and hand 2.
 """
 
 from __future__ import annotations
@@ -102,3 +104,14 @@ def random_deal(state, positions, penalties, seq):
         seq[p] = penalties[t]
         t += 1
     return state
+
+
+@kernel(inline="always")
+def random_cut(state, total):
+    """A cut in 1..total-1, uniform, drawn from the SplitMix64 state that `random_deal` returned: hand 1
+    holds the first `cut` cards of the deal (a random trick-boundary state, both hands holding cards)."""
+    while True:
+        state, word = next_word(state)
+        c, ok = bounded(word & MASK32, np.uint64(total - 1))
+        if ok:
+            return np.int64(c) + 1

@@ -22,6 +22,7 @@ from helpers import CASELLA, ZANOTTO, space  # noqa: E402
 
 from kernels.notation import parse_deal  # noqa: E402
 from kernels.strategies.gpusweep import run_exhaustive_gpu, run_random_gpu  # noqa: E402
+from kernels.strategies.states import run_states  # noqa: E402
 from kernels.strategies.sweep import run_exhaustive, run_random  # noqa: E402
 
 
@@ -63,17 +64,24 @@ def cases() -> dict:
         "exhaustive around Casella's cycle": lambda run, **kw: run(*casella, min_cards=10**6, **kw),
         "exhaustive around Zanotto's cycle": lambda run, **kw: run(*zanotto, min_cards=10**6, **kw),
         "exhaustive, empty range": lambda run, **kw: run(small, 5, 5, min_cards=0, **kw),
+        # random trick-boundary states (each cut at its own place): the whole states shard, cycles with
+        # their closures and balanced deals (the test holds them to the census)
+        "states small deck": lambda run, **kw: run(small, 3, 1, 2500, **kw),
+        "states standard": lambda run, **kw: run(standard, 2, 0, 300, start=40, **kw),
     }
 
 
 def main() -> None:
     report = {}
     for name, case in cases().items():
-        random = name.startswith("random")
-        cpu = case(run_random if random else run_exhaustive)
-        gpu = case(run_random_gpu if random else run_exhaustive_gpu)
+        if name.startswith("states"):
+            cpu, gpu = case(run_states), case(run_states, device="gpu")
+        else:
+            random = name.startswith("random")
+            cpu = case(run_random if random else run_exhaustive)
+            gpu = case(run_random_gpu if random else run_exhaustive_gpu)
         report[name] = {"difference": difference(cpu, gpu), "deals": cpu.deals, "cycles": cpu.cycles,
-                        "candidates": len(cpu.candidates)}
+                        "candidates": len(cpu.candidates), "cycle_rows": [r.to_json() for r in cpu.cycle_rows]}
     print(json.dumps(report))
 
 

@@ -26,6 +26,7 @@ pytestmark = pytest.mark.slow
 # Small shards: the simulator plays about a thousand deals a second.
 RANDOM = dict(strategy="random", deals=1200, shard_size=300, min_cards=400, seed=5)
 EXHAUSTIVE = dict(strategy="exhaustive", deck="0:6,1:2,2:2", shard_size=210, min_cards=50)
+STATES = dict(strategy="states", deck="0:6,1:2,2:2", deals=2000, shard_size=500, seed=3)
 
 
 @pytest.fixture(scope="module")
@@ -55,13 +56,17 @@ def workers(out) -> set[str]:
     return set(pq.read_table(Path(out) / "shards.parquet").column("worker").to_pylist())
 
 
-@pytest.mark.parametrize("values", [EXHAUSTIVE], ids=["exhaustive"])
+@pytest.mark.parametrize("values", [EXHAUSTIVE, STATES], ids=["exhaustive", "states"])
 def test_gpu_shards_give_the_cpu_tables(gpu_cluster, tmp_path, values):
     """device = "gpu": every shard on the (simulated) GPU actor; the tables are the CPU kernels'."""
     done = search(values, tmp_path / "run", gpu_cluster, "gpu", simulator=True)
     assert done.returncode == 0, done.stderr[-3000:]
     assert all(w.endswith("/gpu") for w in workers(tmp_path / "run"))
-    assert_same_tables(tables_of(tmp_path / "run"), direct_tables(make_config(tmp_path / "cpu", **values)))
+    tables = tables_of(tmp_path / "run")
+    assert_same_tables(tables, direct_tables(make_config(tmp_path / "cpu", **values)))
+    assert tables["cycles"].num_rows == 1  # the deck's one cycle
+    if values is STATES:
+        assert tables["games"].num_rows == 7 and tables["cycles"]["closure"].to_pylist() == [43]  # the census's
 
 
 def test_auto_gives_the_gpu_an_actor_and_the_other_cpu_one(gpu_cluster, tmp_path):

@@ -1,5 +1,6 @@
-"""The census and the cycle factory as searches on a real local Ray: the cycles table's rows (state,
-basin, balanced deals, complete), 2 workers against the kernels called directly, and `bmn cycles`."""
+"""The census, the cycle factory and the states hunt as searches on a real local Ray: the cycles table's
+rows (state, basin, balanced deals, complete, closure), 2 workers against the kernels called directly,
+and `bmn cycles`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from cluster.coordinator import run_search
 from cluster.query import cycles_report, query
@@ -43,6 +43,26 @@ def test_a_census_of_two_decks_on_two_workers(ray_address, tmp_path):
                                       "GROUP BY deck ORDER BY deck").to_pylist()
     assert per_deck == [{"deck": "0:6,1:2,2:2", "cycles": 1, "basin": 43},
                         {"deck": "0:8,1:2,2:2,3:2", "cycles": 4, "basin": 864}]
+
+
+def test_states_on_two_workers_find_the_census_cycles_and_bmn_cycles_shows_closures(ray_address, tmp_path):
+    deck = "0:8,1:2,2:2,3:2"
+    args = [str(BMN), "search", "configs/states.toml", "--deck", deck, "--deals", "400000", "--shard-size",
+            "100000", "--out", str(tmp_path / "states"), "--address", ray_address, "--workers", "2", "--no-progress"]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=Path(__file__).parent.parent)
+    assert done.returncode == 0, done.stderr
+    assert "finished: 4 of 4 shards done" in done.stdout and "cycles: 4 distinct" in done.stdout
+    tables = tables_of(tmp_path / "states")
+    census = census_counts(deck)
+    rows = {r["cycle_id"]: r for r in tables["cycles"].to_pylist()}
+    assert {cid: (r["closure"], r["deals"], r["state"], r["complete"], r["imbalance"]) for cid, r in rows.items()} == \
+        {cid: (c["basin"], c["deals"], c["state"], True, 0) for cid, c in census.items()}
+    assert sum(r["basin"] for r in rows.values()) == sum(tables["shards"]["cycles"].to_pylist()) > 0
+    assert tables["games"].num_rows == sum(c["deals"] for c in census.values())  # each balanced deal once
+    out = subprocess.run([str(BMN), "cycles", str(tmp_path / "states")], capture_output=True, text=True,
+                         check=True).stdout
+    assert "closure" in out and "closest" in out and "imbalance" in out
+    assert all(r["closest"] in out for r in rows.values())
 
 
 def test_the_factory_on_two_workers_and_bmn_cycles(ray_address, tmp_path):

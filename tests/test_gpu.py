@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from kernels.errors import BmnError
+from kernels.strategies.census import census_counts
 from kernels.strategies.gpusweep import check_space
 
 from helpers import space
@@ -29,6 +30,7 @@ from helpers import space
 cuda = pytest.importorskip("numba.cuda", reason="numba-cuda is not installed (pip install 'bmn[gpu]')")
 
 TARGETS = ((7, 5), (8, 0), (8, 9), (9, 0))
+KERNEL_NAMES = ("random_sweep", "exhaustive_sweep", "states_sweep")
 HERE = Path(__file__).parent
 
 
@@ -46,7 +48,7 @@ def local_memory(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("cc", TARGETS, ids=lambda cc: f"sm_{cc[0]}{cc[1]}")
-@pytest.mark.parametrize("name", ("random_sweep", "exhaustive_sweep"))
+@pytest.mark.parametrize("name", KERNEL_NAMES)
 def test_kernel_compiles_to_ptx_without_local_memory(name, cc):
     text = ptx(name, cc)
     assert f".target sm_{cc[0]}{cc[1]}" in text
@@ -77,7 +79,7 @@ def ptxas() -> Path | None:
     return next((p for p in found if p.exists()), None)
 
 
-@pytest.mark.parametrize("name", ("random_sweep", "exhaustive_sweep"))
+@pytest.mark.parametrize("name", KERNEL_NAMES)
 def test_ptxas_finds_no_stack_and_no_spills(name, tmp_path):
     """ptxas (from the toolkit's wheel) assembles the Hopper PTX: no stack frame, nothing spilled."""
     assembler = ptxas()
@@ -112,6 +114,8 @@ EXPECTED = {
     "exhaustive around Casella's cycle": dict(deals=6, cycles=1, candidates=1),
     "exhaustive around Zanotto's cycle": dict(deals=6, cycles=1, candidates=1),
     "exhaustive, empty range": dict(deals=0, cycles=0, candidates=0),
+    "states small deck": dict(deals=2500, candidates=7),
+    "states standard": dict(deals=300, cycles=0, candidates=0),
 }
 
 
@@ -123,8 +127,24 @@ def test_gpu_sweep_equals_cpu_sweep_under_the_simulator(simulated, case):
         assert report[key] == value, key
     if case.startswith("random small"):
         assert report["cycles"] > 0
-    if "empty" not in case and "cycle" not in case:
+    if "empty" not in case and "cycle" not in case and case != "states standard":
         assert report["candidates"] > 0
+
+
+def test_gpu_states_find_what_the_census_finds(simulated):
+    """The states shard played on the (simulated) GPU meets the small deck's one cycle, and its closure
+    and balanced deals are the census's basin and deals."""
+    census = census_counts("0:6,1:2,2:2")
+    rows = simulated["states small deck"]["cycle_rows"]
+    assert {r["cycle_id"]: (r["closure"], r["state"], r["complete"]) for r in rows} == \
+        {cid: (c["basin"], c["state"], True) for cid, c in census.items()}
+    assert simulated["states small deck"]["candidates"] == sum(c["deals"] for c in census.values())
+    assert rows[0]["basin"] == simulated["states small deck"]["cycles"] > 0
+
+
+def test_every_kernel_is_listed():
+    from kernels.engines import gpu
+    assert set(gpu.KERNELS) == set(KERNEL_NAMES)
 
 
 def test_every_simulated_case_is_checked(simulated):

@@ -36,6 +36,7 @@ SMALL = {
     "census": dict(strategy="census", deck="0:6,1:2,2:2", shard_size=5000, census={"decks": ["0:4,1:2,2:2"]}),
     "atlas": dict(strategy="atlas", deck="1:2,2:2,3:2", shard_size=20_000, min_cards=40,
                   atlas={"plain": "0:8", "census": True, "census_max_states": 500_000}),
+    "states": dict(strategy="states", deck="0:8,1:2,2:2,3:2", deals=40_000, shard_size=10_000, seed=3),
     "cycles": dict(strategy="cycles", deck="0:8,1:2,2:2,3:2,4:2", seed=3,
                    cycles={"beams": 2, "tries": 8_000, "seed_plain": 6, "seed_states": 4_000, "variations": 300}),
 }

@@ -122,3 +122,17 @@ def test_deal_j_of_two_shards_are_independent():
     a, b = stream("0:2,1:1,2:1", 5, 0, 0, 28_800), stream("0:2,1:1,2:1", 5, 1, 0, 28_800)  # 12 deals each
     assert len(set(a)) == 12
     assert chi2(Counter(zip(a, b)), 144, 28_800) < 205  # 143 degrees of freedom, p < 0.001 beyond
+
+
+def test_states_are_uniform_over_orders_and_cuts():
+    """State j (the `states` strategy) is deal j cut at random_cut, drawn after the deal's draws: the
+    pairs (deal, cut) are uniform over every order of the deck and every cut 1..N-1."""
+    from kernels.strategies.sweep import states_at
+    deck = parse_deck("0:3,1:1,2:1")  # 20 orders, 4 cuts: 80 states
+    index = np.arange(16_000, dtype=np.int64)
+    rows = np.zeros((len(index), deck.total), dtype=np.uint8)
+    cuts = np.zeros(len(index), dtype=np.int64)
+    states_at(stream_key(3, 1), np.array([1, 2], dtype=np.uint8), index, rows, cuts)
+    assert cuts.min() == 1 and cuts.max() == deck.total - 1
+    states = Counter((bytes(r), int(c)) for r, c in zip(rows, cuts))
+    assert len(states) == 80 and chi2(states, 80, 16_000) < 125  # 79 degrees of freedom, p < 0.001 beyond

@@ -3,6 +3,7 @@ cycles a shard reports (CycleRow) through JSON and the cycles table; how reports
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -37,10 +38,21 @@ def write_shard(store: RunStore, shard: int, result, status="done", rel=None) ->
     store.write_parquet(rel or shard_file_name(shard), shard_file_table(games, [summary(shard, result, status)]))
 
 
-@pytest.mark.parametrize("row", [ROW, FACTORY_ROW, CycleRow("ab", 1, 2, "standard", "J-/--")])
+STATES_ROW = CycleRow("207ec02eb4dcd075", 3, 15, "0:6,1:2,2:2", "--J-/Q-Q-J-", basin=3, complete=True, closure=43,
+                      closest="--J-Q/Q---J", imbalance=0)
+
+
+@pytest.mark.parametrize("row", [ROW, FACTORY_ROW, STATES_ROW, CycleRow("ab", 1, 2, "standard", "J-/--")])
 def test_cycle_rows_round_trip_through_json(row):
     assert CycleRow.from_json(json.loads(json.dumps(row.to_json()))) == row
-    assert set(row.to_json()) == {"cycle_id", "period_tricks", "period_cards", "deck", "state", "basin", "complete"}
+    closure = {"closure", "closest", "imbalance"} if row.closure is not None else set()
+    assert set(row.to_json()) == {"cycle_id", "period_tricks", "period_cards", "deck", "state", "basin", "complete",
+                                  *closure}
+
+
+def test_a_cycle_row_written_before_closures_reads_with_none():
+    old = {k: v for k, v in ROW.to_json().items() if k not in ("closure", "closest", "imbalance")}
+    assert CycleRow.from_json(old) == ROW and ROW.closure is None
 
 
 def test_a_cycle_row_missing_a_key_is_refused():
@@ -49,9 +61,9 @@ def test_a_cycle_row_missing_a_key_is_refused():
 
 
 def test_cycle_rows_round_trip_through_the_cycles_table():
-    reported = [(1, ROW), (3, FACTORY_ROW)]
+    reported = [(1, ROW), (3, FACTORY_ROW), (4, dataclasses.replace(STATES_ROW, cycle_id="00000000000000bb"))]
     table = cycles_table(GAMES_SCHEMA.empty_table(), reported)
-    assert table.schema == CYCLES_SCHEMA and table["deals"].to_pylist() == [0, 0]
+    assert table.schema == CYCLES_SCHEMA and table["deals"].to_pylist() == [0, 0, 0]
     assert reported_rows(table) == reported
 
 
@@ -70,6 +82,18 @@ def test_reports_of_one_cycle_merge():
     assert cycles_table(games, [(2, ROW)]).to_pylist()[0]["complete"] is None
 
 
+def test_closures_of_one_cycle_merge_to_the_largest():
+    """Shards of a states run that meet one cycle report one closure; a truncated search's lower
+    bound gives way to a larger count, the first among equals stays."""
+    truncated = dataclasses.replace(STATES_ROW, complete=False, closure=20, closest="--J-/Q-Q-J-", imbalance=2)
+    again = dataclasses.replace(STATES_ROW, basin=4, closest="other")
+    [row] = cycles_table(GAMES_SCHEMA.empty_table(), [(0, truncated), (1, STATES_ROW), (2, again)]).to_pylist()
+    assert (row["closure"], row["closest"], row["imbalance"], row["complete"], row["basin"]) == \
+        (43, "--J-Q/Q---J", 0, True, 3 + 3 + 4)
+    [row] = cycles_table(GAMES_SCHEMA.empty_table(), [(0, ROW)]).to_pylist()
+    assert (row["closure"], row["closest"], row["imbalance"]) == (None, None, None)
+
+
 def test_the_cycles_of_done_shards_are_reported_in_shard_order():
     census = run_census("0:6,1:2,2:2", (5, 5), 0, 1260, True)
     summaries = {3: summary(3, census), 1: summary(1, census), 2: summary(2, None, status="failed")}
@@ -85,7 +109,14 @@ def test_a_run_written_before_reads_back_into_the_same_tables(tmp_path):
         if name == "atlas":  # a table added since (an atlas run's): empty for this run
             assert tables[name].num_rows == 0 and not (OLD_RUN / "tables" / "atlas.parquet").exists()
             continue
-        assert tables[name].equals(pq.read_table(OLD_RUN / "tables" / f"{name}.parquet")), name
+        old = pq.read_table(OLD_RUN / "tables" / f"{name}.parquet")
+        if name == "cycles":  # columns added since (a states run's closures): null for this run
+            added = ["closure", "closest", "imbalance"]
+            assert set(tables[name].column_names) - set(old.column_names) == set(added)
+            assert all(tables[name][c].null_count == tables[name].num_rows > 0 for c in added)
+            assert tables[name].drop_columns(added).equals(old), name
+            continue
+        assert tables[name].equals(old), name
     assert read_summaries(RunStore(str(tmp_path))) == contents.summaries
 
 

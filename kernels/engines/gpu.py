@@ -31,7 +31,7 @@ from numba import config, cuda, types
 
 from .._jit import kernel
 from ..dealspace import step_deal, unrank_into
-from ..rng import deal_state, random_deal
+from ..rng import deal_state, random_cut, random_deal
 from .bitmask import MAX_TOTAL, game2, hand_words, rescan_from, words_from_positions
 
 THREADS = 128  # threads per block: each has a row of the block's shared arrays
@@ -55,6 +55,7 @@ if SIMULATOR:
 
     deal_state = _as_on_device(deal_state, 0)
     random_deal = _as_on_device(random_deal, 0)
+    random_cut = _as_on_device(random_cut, 0)
     words_from_positions = _as_on_device(words_from_positions)
     hand_words = _as_on_device(hand_words)
     game2 = _as_on_device(game2, 0, 1, 2, 3, 4, 5)
@@ -65,6 +66,8 @@ if SIMULATOR:
 
 EXHAUSTIVE = 0  # as kernels/strategies/sweep.py
 RANDOM = 1
+STATES = 2
+NAMES = {EXHAUSTIVE: "exhaustive_sweep", RANDOM: "random_sweep", STATES: "states_sweep"}
 
 
 def specialised(mode: int):
@@ -77,6 +80,7 @@ def specialised(mode: int):
 
         RANDOM: deals first..first+count-1 of the random stream `key` (kernels/rng.py; `penalties` lists
         the deck's penalty cards); a deal's index is its number in the stream.
+        STATES: as RANDOM, each deal cut at its own random place (kernels/rng.py `random_cut`), not at s0.
         EXHAUSTIVE: ranks first..first+count-1, `grab` consecutive ranks per take, stepped through as the
         CPU steps (a deal's index is its offset from `first`). A take's first deal is unranked on the
         device when the deal space has fewer than 2^63 deals (`deal_count`, `counts` the deck's cards of
@@ -112,10 +116,13 @@ def specialised(mode: int):
                 m1, n1, q1 = hand_words(seq, s0, s1)
             for o in range(a, b):
                 j = o
-                if mode == RANDOM:
+                if mode != EXHAUSTIVE:
                     j = first + o
-                    random_deal(deal_state(key, j), scratch[:total], penalties, seq)
-                    m0, n0, q0, m1, n1, q1 = words_from_positions(seq, scratch, n_penalty, s0)
+                    drawn = random_deal(deal_state(key, j), scratch[:total], penalties, seq)
+                    cut = s0
+                    if mode == STATES:
+                        cut = random_cut(drawn, total)
+                    m0, n0, q0, m1, n1, q1 = words_from_positions(seq, scratch, n_penalty, cut)
                 period, winner, tricks, played = game2(m0, n0, q0, m1, n1, q1, 0, brent_start)
                 deals += 1
                 keep = True
@@ -149,7 +156,7 @@ def specialised(mode: int):
             _write(acc, tid, deals, cards, cycles, win0, win1, best_cards, best_index)
 
     # Named for its mode, in the PTX and in a profiler's list of kernels.
-    sweep.__name__ = sweep.__qualname__ = "random_sweep" if mode == RANDOM else "exhaustive_sweep"
+    sweep.__name__ = sweep.__qualname__ = NAMES[mode]
     return sweep
 
 
@@ -172,5 +179,5 @@ if SIMULATOR:
 SWEEP_SIG = (types.uint64, types.uint8[::1], types.uint8[::1], types.int64, types.int64,
              types.uint8[:, ::1], types.int64, types.int64, types.int64, types.int64, types.int64, types.int64,
              types.int64, types.int64[::1], types.int64[:, ::1], types.int64[::1], types.int64[::1], types.int64[::1])
-KERNELS = {"random_sweep": (specialised(RANDOM), SWEEP_SIG), "exhaustive_sweep": (specialised(EXHAUSTIVE), SWEEP_SIG)}
-sweep_kernels = {RANDOM: cuda.jit(KERNELS["random_sweep"][0]), EXHAUSTIVE: cuda.jit(KERNELS["exhaustive_sweep"][0])}
+KERNELS = {name: (specialised(mode), SWEEP_SIG) for mode, name in NAMES.items()}
+sweep_kernels = {mode: cuda.jit(KERNELS[name][0]) for mode, name in NAMES.items()}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..dealspace import DealSpace
 from ..errors import BmnError
-from . import ancestors, atlas, census, climb, cycles, deals, exhaustive, extend, longest, random
+from . import ancestors, atlas, census, climb, cycles, deals, exhaustive, extend, longest, random, states
 from .ancestors import run_ancestors
 from .atlas import run_atlas
 from .base import Param, ShardSpec, Strategy
@@ -21,6 +21,7 @@ from .climb import run_climb
 from .deals import run_deals
 from .extend import run_extend
 from .longest import run_longest
+from .states import run_states
 from .sweep import run_exhaustive, run_random
 from .tally import Candidate, CycleRow, ShardResult
 
@@ -34,6 +35,7 @@ REGISTRY: dict[str, Strategy] = {s.name: s for s in (
     deals.STRATEGY,
     census.STRATEGY,
     cycles.STRATEGY,
+    states.STRATEGY,
     atlas.STRATEGY,
 )}
 STRATEGIES = tuple(REGISTRY)
@@ -41,6 +43,7 @@ STRATEGIES = tuple(REGISTRY)
 __all__ = [
     "Candidate", "CycleRow", "Param", "REGISTRY", "STRATEGIES", "ShardResult", "ShardSpec", "Strategy", "get",
     "run_ancestors", "run_atlas", "run_climb", "run_deals", "run_exhaustive", "run_extend", "run_longest", "run_random", "run_shard",
+    "run_states",
 ]
 
 

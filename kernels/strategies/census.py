@@ -32,11 +32,10 @@ from ..decks import parse_deck, parse_split
 from ..errors import BmnError
 from ..notation import parse_deal
 from .base import Param, ShardSpec, Strategy, shards_of
-from .sweep import run_exhaustive
+from .sweep import NO_FINITE, run_exhaustive
 from .tally import Candidate, CycleRow, ShardResult
 
 MAX_STATES = 10**12  # states per census run at most (10^12 states: days of a large cluster)
-NO_FINITE = 2**62  # min_cards for the sweep kernel: only cycles are candidates
 
 
 def splits_of(total: int, players: int) -> list[tuple[int, ...]]:

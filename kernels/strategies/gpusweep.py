@@ -1,4 +1,4 @@
-"""The sweeps on a GPU: `run_random` and `run_exhaustive` with `device="gpu"` land here.
+"""The sweeps on a GPU: `run_random`, `run_exhaustive` and `run_random_states` with `device="gpu"` land here.
 
 The device plays every deal of the shard and tallies it (kernels/engines/gpu.py); this module
 launches it, sums the threads' tallies, and replays on the CPU the few deals the device kept (the
@@ -105,19 +105,19 @@ def _launch(engine, mode: int, args, count: int):
 
 
 def _tally(space: DealSpace, acc, histogram, cand_index, deals_at) -> dict:
-    """The CPU sweep's tally from the threads' tallies and the kept deals replayed on the CPU."""
+    """The CPU sweep's tally from the threads' tallies and the kept deals replayed on the CPU;
+    `deals_at(indexes)` gives the deals at those indexes and their splits."""
     engine = gpu()
     total = space.deck.total
     # The first deal that reached the most cards (the CPU's longest game), if any finished.
     best = acc[:, engine.A_BEST_CARDS].max()
     longest = [int(acc[acc[:, engine.A_BEST_CARDS] == best, engine.A_BEST_INDEX].min())] if best >= 0 else []
-    # The kept deals and the longest, replayed on the CPU in one call.
+    # The kept deals and the longest, replayed on the CPU in one call (each with its split).
     replayed = np.concatenate([cand_index, np.array(longest, dtype=np.int64)])
-    deals = deals_at(replayed)
+    deals, splits = deals_at(replayed)
     rows = np.zeros((len(replayed), N_FIELDS), dtype=np.int64)
     if len(replayed):
-        play_rows(FAST, deals, np.repeat(np.array([space.split], dtype=np.int64), len(replayed), axis=0),
-                  default_brent_start(total), rows)
+        play_rows(FAST, deals, splits, default_brent_start(total), rows)
     kept = len(cand_index)
     cand_deals, cand_rows = deals[:kept], rows[:kept]
     stats = np.zeros(N_STATS, dtype=np.int64)
@@ -159,7 +159,7 @@ def run_random_gpu(space: DealSpace, seed: int, shard: int, count: int, *, start
     def deals_at(indexes):
         out = np.zeros((len(indexes), total), dtype=np.uint8)
         random_deals_at(key, penalties, np.asarray(indexes, dtype=np.int64), out)
-        return out
+        return out, _splits(space, len(indexes))
 
     if count == 0:
         return ShardResult.from_tally(_empty_tally(space), space)
@@ -185,7 +185,7 @@ def run_exhaustive_gpu(space: DealSpace, lo: int, hi: int, *, min_cards: int, mi
         out = np.zeros((len(indexes), total), dtype=np.uint8)
         for i, index in enumerate(indexes):
             out[i] = space.unrank_sequence(lo + int(index))
-        return out
+        return out, _splits(space, len(indexes))
 
     if count == 0:
         result = ShardResult.from_tally(_empty_tally(space), space)
@@ -206,6 +206,33 @@ def run_exhaustive_gpu(space: DealSpace, lo: int, hi: int, *, min_cards: int, mi
     result = ShardResult.from_tally(_tally(space, acc, histogram, cand_index, deals_at), space)
     result.rank_base = lo
     return result
+
+
+def run_states_gpu(space: DealSpace, key, penalties, count: int, *, start: int = 0) -> dict:
+    """The tally of `run_random_states`'s CPU sweep (kernels/strategies/sweep.py), played on the GPU:
+    states start..start+count-1 of the stream `key`, only cycles kept."""
+    from .sweep import NO_FINITE, states_at
+    check_space(space)
+    engine = gpu()
+    total = space.deck.total
+
+    def deals_at(indexes):
+        out = np.zeros((len(indexes), total), dtype=np.uint8)
+        cuts = np.zeros(len(indexes), dtype=np.int64)
+        states_at(key, penalties, np.asarray(indexes, dtype=np.int64), out, cuts)
+        return out, np.stack([cuts, total - cuts], axis=1)
+
+    if count == 0:
+        return _empty_tally(space)
+    nothing = np.zeros(0, dtype=np.uint8)
+    args = (np.uint64(key), penalties, nothing, 0, start, nothing.reshape(0, total), total,
+            space.split[0], count, engine.GRAB, default_brent_start(total), NO_FINITE, 0)
+    acc, histogram, cand_index = _launch(engine, engine.STATES, args, count)
+    return _tally(space, acc, histogram, cand_index, deals_at)
+
+
+def _splits(space: DealSpace, n: int) -> np.ndarray:
+    return np.repeat(np.array([space.split], dtype=np.int64), n, axis=0)
 
 
 def _empty_tally(space: DealSpace) -> dict:

@@ -2,6 +2,8 @@
 
 One kernel plays both, one deal after another on one core: it makes deal j (the next deal of
 the range, or deal j of the random stream), plays it, and tallies it (kernels/strategies/tally.py).
+A third mode plays random trick-boundary states (the `states` strategy: deal j of the stream cut
+at a random place drawn after it, kernels/rng.py `random_cut`), hand 1 leading.
 The tally is written out here in the loop rather than in a helper taking the tally's arrays:
 measured, such a call costs tens of nanoseconds per deal in Numba, a tenth of a game. It stops
 early only when the candidate buffer is full, returning how far it got.
@@ -23,13 +25,15 @@ from ..dealspace import DealSpace, step_deal
 from ..engines import FAST, default_brent_start, engine_named, new_workspace, pick_engine, play_one
 from ..engines.bitmask import hand_words, play2_words, rescan_from, words_from_positions
 from ..errors import BmnError
-from ..game import CYCLE, F_CARDS, F_OUTCOME, F_TRICKS, F_WINNER, N_FIELDS
-from ..rng import deal_state, random_deal, stream_key
-from .tally import (CARDS, CYCLES, DEALS, HIST_BINS, LONGEST_CARDS, LONGEST_INDEX, N_CAND, ShardResult, grow,
-                    new_tally, tally_args)
+from ..game import CYCLE, F_CARDS, F_OUTCOME, F_TRICKS, F_WINNER, N_FIELDS, GameResult
+from ..notation import format_deal
+from ..rng import deal_state, random_cut, random_deal, stream_key
+from .tally import (CARDS, CYCLES, DEALS, HIST_BINS, LONGEST_CARDS, LONGEST_INDEX, N_CAND, Candidate, ShardResult,
+                    grow, new_tally, tally_args)
 
 EXHAUSTIVE = 0
 RANDOM = 1
+STATES = 2  # RANDOM, each deal cut at its own random place (split[] is rewritten per state)
 
 
 @kernel
@@ -49,7 +53,8 @@ def sweep_kernel(mode, engine, seq, penalties, key, split, start, stop, min_card
     """Play deals start..stop-1 and tally them; returns the next index to play.
 
     EXHAUSTIVE: `seq` holds deal `start` of the range and is stepped in place (indexes are
-    offsets in the range). RANDOM: deal j is deal j of the stream `key`.
+    offsets in the range). RANDOM: deal j is deal j of the stream `key`. STATES: as RANDOM, hand 1
+    holding the first random_cut cards (two players; `split` is rewritten for each state).
     """
     total = seq.shape[0]
     positions = np.zeros(total, dtype=np.int64)
@@ -63,8 +68,12 @@ def sweep_kernel(mode, engine, seq, penalties, key, split, start, stop, min_card
     m1, n1, q1 = hand_words(seq, s0, s1 if engine == FAST else 0)
     j = start
     while j < stop:
-        if mode == RANDOM:
-            random_deal(deal_state(key, j), positions, penalties, seq)
+        if mode != EXHAUSTIVE:
+            drawn = random_deal(deal_state(key, j), positions, penalties, seq)
+            if mode == STATES:
+                s0 = random_cut(drawn, total)
+                split[0] = s0
+                split[1] = total - s0
             if engine == FAST:
                 # The fast kernel's hands come straight from the penalty positions just drawn.
                 m0, n0, q0, m1, n1, q1 = words_from_positions(seq, positions, n_penalty, s0)
@@ -170,6 +179,59 @@ def run_random(space: DealSpace, seed: int, shard: int, count: int, *, start: in
         if j >= stop:
             return ShardResult.from_tally(tally, space)
         grow(tally)
+
+
+NO_FINITE = 2**62  # min_cards that keeps no finished game: only cycles are candidates
+
+
+def run_random_states(space: DealSpace, seed: int, shard: int, count: int, *, start: int = 0, engine: str = "auto",
+                      device: str = "cpu") -> ShardResult:
+    """Random trick-boundary states start..start+count-1 of the stream (seed, shard), two players:
+    deal j of the stream, hand 1 holding its first `random_cut` cards and leading.
+
+    The result counts the states played, their cards and the states that cycle; every state that
+    cycles is a candidate (its hands cut where it was; its index is j). Finished games are not
+    tallied (a state is not a deal). `device="gpu"`: the same result, played on the GPU.
+    """
+    if space.players != 2:
+        raise BmnError("random states are two-player states")
+    key = stream_key(int(seed), int(shard))
+    penalties = np.array([v for v in space.deck.cards() if v], dtype=np.uint8)
+    if device == "gpu":
+        from .gpusweep import run_states_gpu
+        tally = run_states_gpu(space, key, penalties, int(count), start=int(start))
+    else:
+        tally = new_tally(space.deck.total, space.players)
+        split = np.array(space.split, dtype=np.int64)  # rewritten by the kernel for each state
+        eng = engine_for(space, engine)
+        brent = default_brent_start(space.deck.total)
+        j, stop = int(start), int(start) + int(count)
+        seq = np.zeros(space.deck.total, dtype=np.uint8)
+        while True:
+            j = sweep_kernel(STATES, eng, seq, penalties, key, split, j, stop, NO_FINITE, 0, brent, *tally_args(tally))
+            if j >= stop:
+                break
+            grow(tally)
+    stats = tally["stats"]
+    result = ShardResult.empty(space.players)
+    result.deals, result.cards, result.cycles = int(stats[DEALS]), int(stats[CARDS]), int(stats[CYCLES])
+    kept = int(stats[N_CAND])
+    index = tally["cand_index"][:kept].copy()
+    cuts = np.zeros(kept, dtype=np.int64)
+    rows = np.zeros((kept, space.deck.total), dtype=np.uint8)
+    states_at(key, penalties, index, rows, cuts)
+    letters = space.deck.max_value <= 4
+    result.candidates = [Candidate(format_deal([rows[k, :cuts[k]], rows[k, cuts[k]:]], letters), int(index[k]),
+                                   GameResult.from_row(tally["cand_rows"][k])) for k in range(kept)]
+    return result
+
+
+@kernel
+def states_at(key, penalties, indexes, out, cuts):
+    """States indexes[i] of the random stream `key`: the deal into out[i], hand 1's cards into cuts[i]."""
+    positions = np.zeros(out.shape[1], dtype=np.int64)
+    for i in range(indexes.shape[0]):
+        cuts[i] = random_cut(random_deal(deal_state(key, indexes[i]), positions, penalties, out[i]), out.shape[1])
 
 
 def _result(tally: dict, space: DealSpace, lo: int) -> ShardResult:

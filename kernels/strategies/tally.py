@@ -36,9 +36,12 @@ class Candidate:
     result: GameResult
 
 
+CLOSURE_FIELDS = ("closure", "closest", "imbalance")
+
+
 @dataclass(frozen=True)
 class CycleRow:
-    """A cycle a shard found, reported once whether or not a candidate deal enters it (census, cycles).
+    """A cycle a shard found, reported once whether or not a candidate deal enters it (census, cycles, states).
 
     The cluster keeps these in the shard's summary (to_json) and merges them into the cycles table."""
 
@@ -47,11 +50,24 @@ class CycleRow:
     period_cards: int
     deck: str  # the deck it is a cycle of (VALUE:COUNT,... or a name)
     state: str  # its canonical state written as a deal, the leader's hand first (kernels/cyclestate.py)
-    basin: int | None = None  # trick-boundary states of the shard that enter it (census; None: not counted)
+    basin: int | None = None  # trick-boundary states of the shard that enter it (census; states: the random
+    # states met that enter it; None: not counted)
     complete: bool | None = None  # every balanced deal entering it is among the shard's candidates (None: not listed)
+    # Its backward closure (states; None: not searched): the states entering it (exact when `complete`,
+    # else a lower bound), the first with the most nearly equal hands (a deal, the leader's hand first)
+    # and its cards away from equal hands.
+    closure: int | None = None
+    closest: str | None = None
+    imbalance: int | None = None
 
     def to_json(self) -> dict:
-        return asdict(self)
+        """Its fields; the closure's three only where it was searched (so that rows written before them
+        write back byte for byte)."""
+        values = asdict(self)
+        if self.closure is None and self.closest is None and self.imbalance is None:
+            for name in CLOSURE_FIELDS:
+                del values[name]
+        return values
 
     @classmethod
     def from_json(cls, values: dict) -> "CycleRow":

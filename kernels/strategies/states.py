@@ -1,0 +1,91 @@
+"""`states`: random trick-boundary states, hunting cycles anywhere in the state space.
+
+Cycles are rare among deals (none among 10^9 random standard deals) but any trick-boundary state
+may lie on one or lead into one, and most states are not deals: hands of any sizes. A shard plays
+random states of the stream (seed, shard): state j is deal j of the random stream (kernels/rng.py)
+cut at a random place drawn after it, hand 1 holding the first part and leading. Every state with
+both hands holding cards is equally likely (the census's states, kernels/strategies/census.py).
+
+Every cycle met is reported once per shard (a CycleRow) with:
+  - `basin`: the shard's random states that entered it (summed over shards: how often the hunt
+    meets it, about its closure's share of all states);
+  - its backward closure (kernels/backward.py `closure`): `closure`, the states entering it;
+    `closest` and `imbalance`, the first of them with the most nearly equal hands and its cards
+    away from equal hands; `complete`, whether the search saw the whole closure within
+    `max_states`;
+  - its balanced deals (those in the closure with equal hands): the shard's candidates, so the
+    games table gets one row each and the cycles table's `deals` counts them.
+The closure of a cycle does not depend on where the shard met it: shards that meet the same cycle
+report the same closure, and the cycles table keeps one. The shard's `deals` column counts the
+states played; finished games are not tallied (a state is not a deal).
+"""
+
+from __future__ import annotations
+
+from ..backward import DEFAULT_MAX_STATES, closure
+from ..dealspace import DealSpace
+from ..decks import parse_deck
+from ..errors import BmnError
+from ..notation import parse_deal
+from .base import Param, ShardSpec, StreamShards
+from .sweep import run_random_states
+from .tally import Candidate, CycleRow, ShardResult
+
+
+def run_states(space, seed: int, shard: int, count: int, *, start: int = 0, max_states: int = DEFAULT_MAX_STATES,
+               device: str = "cpu") -> ShardResult:
+    """States start..start+count-1 of the stream (seed, shard), each cycle met with its closure.
+
+    The states are played on `device` (the same states and result on either); the closures are
+    searched on the CPU."""
+    played = run_random_states(space, seed, shard, count, start=start, device=device)
+    result = ShardResult.empty(space.players)
+    result.deals, result.cards, result.cycles = played.deals, played.cards, played.cycles
+    first: dict[str, Candidate] = {}  # each cycle's first state met (by index), and how many entered it
+    hits: dict[str, int] = {}
+    for c in sorted(played.candidates, key=lambda c: c.index):
+        first.setdefault(c.result.cycle_id, c)
+        hits[c.result.cycle_id] = hits.get(c.result.cycle_id, 0) + 1
+    spec = space.deck.spec()
+    for cid, met in sorted(first.items(), key=lambda item: item[1].index):
+        found = closure(parse_deal(met.hands), max_states=max_states)
+        if found.cycle.cycle_id != cid:
+            raise RuntimeError(f"the closure of cycle {cid} replays as cycle {found.cycle.cycle_id}")
+        result.cycle_rows.append(CycleRow(
+            cid, found.cycle.period_tricks, found.cycle.period_cards, spec, found.state, basin=hits[cid],
+            complete=not found.truncated, closure=found.states, closest=found.closest, imbalance=found.imbalance))
+        result.candidates += [Candidate(d.hands, met.index, d.result) for d in found.deals]
+    return result
+
+
+class States(StreamShards):
+    name = "states"
+    summary = "random trick-boundary states (any hand sizes): every cycle met, with its backward closure"
+    params = (
+        Param("max_states", DEFAULT_MAX_STATES, "ancestor states a cycle's closure search visits at most"),
+    )
+    gpu = True
+
+    def deal_space(self, config) -> DealSpace:
+        """The deck with hands as equal as it allows (each state is cut at its own place; an odd deck
+        has states too)."""
+        deck = parse_deck(config.deck)
+        if config.players != 2:
+            raise BmnError("the states strategy plays two-player states (backward play finds the closures)")
+        if config.split is not None:
+            raise BmnError("the states strategy cuts each state at a random place; leave split out")
+        if deck.total < 2:
+            return super().deal_space(config)  # refused by the generic checks
+        return DealSpace.of(deck, [deck.total - deck.total // 2, deck.total // 2])
+
+    def shard(self, config, space, params, k):
+        count = min(config.shard_size, config.deals - k * config.shard_size)
+        return ShardSpec({"seed": config.seed, "shard": k, "count": count, **params})
+
+    wrapper = staticmethod(run_states)
+
+    def warm_up(self, space, device="cpu"):
+        run_states(space, 0, 0, 16, max_states=16, device=device)
+
+
+STRATEGY = States()

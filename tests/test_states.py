@@ -1,0 +1,139 @@
+"""The `states` strategy (kernels/strategies/states.py): random trick-boundary states, every cycle met
+with its backward closure (kernels/backward.py `closure`), held to the census of small decks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kernels.backward import closure
+from kernels.engines.reference import play_reference
+from kernels.errors import BmnError
+from kernels.notation import parse_deal
+from kernels.rng import stream_key
+from kernels.strategies import run_shard
+from kernels.strategies.census import census_counts
+from kernels.strategies.states import run_states
+from kernels.strategies.sweep import run_random_states, states_at
+
+from cluster_helpers import make_config
+from helpers import CASELLA, space
+
+SMALL = "0:6,1:2,2:2"  # 11,340 states, one cycle (basin 43, 7 balanced deals)
+ODD = "0:6,1:2,2:2,3:1"  # 11 cards: three cycles, one of them its own mirror (hands swapped, other leader)
+
+
+@pytest.mark.parametrize("deck", [SMALL, "0:8,1:2,2:2,3:2", ODD])
+def test_a_cycles_closure_is_its_census_basin(deck):
+    """From the cycle's canonical state: the states entering it (seen from the leader's seat, as the
+    census counts them, a self-mirrored cycle included), its balanced deals, a closest state."""
+    census = census_counts(deck)
+    assert census
+    for cid, want in census.items():
+        found = closure(parse_deal(want["state"]))
+        assert (found.cycle.cycle_id, found.state, found.states, len(found.deals), found.truncated) == \
+            (cid, want["state"], want["basin"], want["deals"], False)
+        closest = parse_deal(found.closest)
+        assert abs(len(closest[0]) - len(closest[1])) // 2 == found.imbalance == 0
+        assert play_reference(closest).cycle_id == cid
+        for deal in found.deals:
+            hands = parse_deal(deal.hands)
+            assert len(hands[0]) == len(hands[1]) and play_reference(hands).cycle_id == cid
+
+
+def test_a_closure_is_the_same_from_any_state_that_enters_the_cycle():
+    census = census_counts(SMALL)
+    [(cid, want)] = census.items()
+    from_deal = closure(parse_deal(closure(parse_deal(want["state"])).deals[-1].hands))
+    assert (from_deal.state, from_deal.states, from_deal.closest) == \
+        (want["state"], want["basin"], closure(parse_deal(want["state"])).closest)
+
+
+def test_a_truncated_closure_says_so_and_counts_a_lower_bound():
+    want = next(iter(census_counts("0:8,1:2,2:2,3:2").values()))
+    found = closure(parse_deal(want["state"]), max_states=20)
+    assert found.truncated and found.states < want["basin"] and len(found.deals) <= want["deals"]
+
+
+def test_the_closure_of_a_finished_game_or_of_three_hands_is_refused():
+    with pytest.raises(BmnError, match="enters no cycle"):
+        closure(parse_deal("A-/--"))
+    with pytest.raises(BmnError, match="two players"):
+        closure(parse_deal("A-/--/--"))
+
+
+def test_states_find_the_census_cycles_of_a_small_deck():
+    sp = space(SMALL)
+    result = run_states(sp, 1, 0, 30_000)
+    [(cid, want)] = census_counts(SMALL).items()
+    [row] = result.cycle_rows
+    assert (row.cycle_id, row.state, row.closure, row.complete, row.imbalance) == (cid, want["state"], want["basin"],
+                                                                                   True, 0)
+    # how often the hunt met it: about its closure's share of the deck's 11,340 states
+    assert row.basin == result.cycles and abs(row.basin / result.deals - want["basin"] / 11_340) < 0.002
+    assert sorted(c.hands for c in result.candidates) == sorted(d.hands for d in closure(parse_deal(want["state"])).deals)
+    assert len(result.candidates) == want["deals"]
+    assert result.longest is None and result.wins.sum() == 0 and result.histogram.sum() == 0  # states are not deals
+
+
+def test_states_of_an_odd_deck_find_every_census_cycle_and_no_deal():
+    sp = space(ODD, [6, 5])
+    result = run_states(sp, 2, 0, 60_000)
+    census = census_counts(ODD)
+    assert {r.cycle_id: r.closure for r in result.cycle_rows} == {cid: c["basin"] for cid, c in census.items()}
+    assert result.candidates == []
+
+
+def test_the_states_a_shard_plays_are_those_of_the_stream():
+    """State j is deal j of the stream cut at its random_cut: the candidates regenerate, any part of a
+    shard plays the same states, and the cuts cover every place with both hands holding cards."""
+    sp = space(SMALL)
+    whole = run_random_states(sp, 4, 7, 4000)
+    parts = [run_random_states(sp, 4, 7, 1500), run_random_states(sp, 4, 7, 2500, start=1500)]
+    assert whole.deals == sum(p.deals for p in parts) == 4000
+    assert (whole.cards, whole.cycles) == (sum(p.cards for p in parts), sum(p.cycles for p in parts))
+    assert [(c.index, c.hands) for c in whole.candidates] == [(c.index, c.hands) for p in parts for c in p.candidates]
+    assert whole.cycles == len(whole.candidates) > 0
+    for c in whole.candidates:
+        assert play_reference(parse_deal(c.hands)).cycle_id == c.result.cycle_id
+    total = sp.deck.total
+    index = np.arange(20_000, dtype=np.int64)
+    rows = np.zeros((len(index), total), dtype=np.uint8)
+    cuts = np.zeros(len(index), dtype=np.int64)
+    states_at(stream_key(4, 7), np.array([v for v in sp.deck.cards() if v], dtype=np.uint8), index, rows, cuts)
+    counts = np.bincount(cuts, minlength=total)
+    assert counts[0] == 0 and counts[total:].sum() == 0 and counts[1:total].min() > 0.8 * len(index) / (total - 1)
+    assert (np.sort(rows, axis=1) == np.sort(np.array(sp.deck.cards(), dtype=np.uint8))).all()
+
+
+@pytest.mark.parametrize("engine", ["percard", "general"])
+def test_every_engine_plays_the_same_states(engine):
+    sp = space(SMALL)
+    fast = run_random_states(sp, 9, 1, 600)
+    other = run_random_states(sp, 9, 1, 600, engine=engine)
+    assert (fast.deals, fast.cards, fast.cycles) == (other.deals, other.cards, other.cycles)
+    assert [(c.index, c.hands, c.result) for c in fast.candidates] == \
+        [(c.index, c.hands, c.result) for c in other.candidates]
+
+
+def test_standard_states_meet_no_cycle_in_a_small_shard_and_casella_closes():
+    result = run_shard("states", space("standard"), {"seed": 1, "shard": 0, "count": 2000, "max_states": 1000})
+    assert result.deals == 2000 and result.cycle_rows == [] and result.cards > 0
+    found = closure(parse_deal(CASELLA), max_states=5000)
+    assert found.cycle.cycle_id == "e1fabb73dac32ded" and found.states > 0
+
+
+@pytest.mark.parametrize("values,message", [
+    (dict(strategy="states", deck=SMALL, split="4,6"), "leave split out"),
+    (dict(strategy="states", deck=SMALL, players=3), "two-player states"),
+    (dict(strategy="states", deck=SMALL, states={"max_states": 0}), "states.max_states must be at least 1"),
+    (dict(strategy="states", deck=SMALL, states={"width": 3}), "unknown key 'width'"),
+])
+def test_bad_states_configs_are_refused(values, message, tmp_path):
+    with pytest.raises(BmnError, match=message):
+        make_config(tmp_path, **values)
+
+
+def test_an_odd_deck_is_a_states_deck(tmp_path):
+    config = make_config(tmp_path, strategy="states", deck=ODD, deals=10)
+    assert config.space().split == (6, 5)
