@@ -25,7 +25,7 @@ from .storage import refuse_credentials
 
 # Keys that say how a run is executed, not what it computes: they may change when a run is resumed.
 EXECUTION_KEYS = ("out", "workers", "max_workers", "address", "time_limit", "progress", "max_attempts", "in_flight",
-                  "shard_timeout", "device")
+                  "shard_timeout", "device", "gpu_batch")
 DEVICES = ("auto", "cpu", "gpu")
 
 # Strategies with a table of their own parameters (`[climb] pool = ...`): the table's name is the
@@ -64,10 +64,13 @@ class SearchConfig:
     # Seconds a worker may spend on one shard before it is taken for stuck and the shard reissued;
     # 0: automatic (cluster/pool.py: ten times the slowest shard so far, at least five minutes).
     shard_timeout: float = 0
-    # Where the shards of the strategies with GPU kernels (random, exhaustive) run: "cpu"; "gpu" (one actor
+    # Where the shards of the strategies with GPU kernels (random, exhaustive, states) run: "cpu"; "gpu" (one actor
     # per GPU of the cluster, nothing on the other CPUs); "auto" (an actor per GPU, each holding a CPU to
     # drive it, and CPU actors on the other CPUs; on a cluster without GPUs, CPU actors only).
     device: str = "auto"
+    # Shards a GPU actor takes per call (cluster/pool.py): a GPU plays as much as dozens of CPU cores, so
+    # its calls are this many of the plan's shards (the plan, and so the results, are the same).
+    gpu_batch: int = 16
 
     # Filled by resolve() for the deals and extend strategies: the deals of the deals file, kept in
     # the run directory (inputs.txt) so a run never depends on the file again; only their hash
@@ -187,7 +190,7 @@ KEYS: dict[str, Param] = {p.name: p for p in (
     _key("workers", **_BOUND), _key("max_workers", **_BOUND), _key("address", **_TEXT),
     _key("time_limit", kind=float, minimum=0), _key("progress", kind=bool),
     _key("max_attempts", **_COUNT), _key("in_flight", **_COUNT), _key("shard_timeout", kind=float, minimum=0),
-    _key("device", kind=str),
+    _key("device", kind=str), _key("gpu_batch", **_COUNT),
     _key("input_sha256", **_TEXT), _key("input_count", **_BOUND),
 )}
 

@@ -130,7 +130,7 @@ class Coordinator:
         self.progress = progress or ProgressView(enabled=False)
         self.pool = ShardPool(self._new_actor, self._workers_wanted, in_flight=config.in_flight,
                               max_attempts=config.max_attempts, shard_timeout=config.shard_timeout,
-                              fixed=bool(config.workers))
+                              fixed=bool(config.workers), gpu_batch=config.gpu_batch)
         self.writes: collections.deque = collections.deque()  # (future, shard file, summary), in order
         self.writer: futures.ThreadPoolExecutor | None = None
         self.totals = RunTotals()
@@ -377,7 +377,7 @@ class Coordinator:
         self.store.write_json(PROGRESS_JSON, {
             "state": state, "updated_at": time.time(), "elapsed_s": round(elapsed, 2),
             "shards_total": self.plan.count, "shards_done": self.totals.done, "shards_failed": self.totals.failed,
-            "shards_in_flight": len(self.pool.in_flight), "deals": self.totals.deals, "cards": self.totals.cards,
+            "shards_in_flight": self.pool.shards_in_flight(), "deals": self.totals.deals, "cards": self.totals.cards,
             "new_shards": self.new, "session_deals": self.session_deals, "longest": self.totals.longest_cards,
             "best": self.totals.best, "cycles": len(self.totals.cycle_ids),
             "workers": self.pool.alive, "tables": tables,

@@ -9,6 +9,12 @@ last error). Everything in between is the pool's:
 - scaling: as many live actors of each kind as `wanted()` says now (CPU actors: the configured
   number, or one per CPU of the cluster; GPU actors: one per GPU, where the run uses GPUs); an
   actor lost is replaced at the next `scale()`.
+- batches: a GPU actor takes `gpu_batch` shards per call (the first of them to try again, the
+  others the plan's next ones), played one after another in the actor, each its own outcome: a GPU
+  plays as much as many CPU actors, and its calls would otherwise be too short for their fixed costs
+  (a Ray call, the launch). The plan's shards are the same on every device. A batch counts as one
+  entry of the actor's queue (`in_flight` of them), and its deadline is the shard deadline times
+  its shards.
 - GPUs: a GPU actor that fails (it cannot start: no driver, no numba-cuda on its node; or a shard
   raises on it: out of memory, a driver error) is not replaced by another on that GPU: the pool
   counts it (`gpu_failures`, which `wanted()` takes off the GPUs it asks for), says so in one
@@ -93,14 +99,16 @@ def _reason(error: BaseException) -> str:
 
 class ShardPool:
     def __init__(self, new_actor: Callable[[], object], wanted: Callable[[], int], *, in_flight: int,
-                 max_attempts: int, shard_timeout: float = 0.0, fixed: bool = False,
+                 max_attempts: int, shard_timeout: float = 0.0, fixed: bool = False, gpu_batch: int = 1,
                  clock: Callable[[], float] = time.monotonic):
         """`new_actor(kind)` makes an actor of a kind, "cpu" or "gpu" (a Ray actor handle with warm_up()
-        and run(shard)); `wanted()` says how many the run wants now: a number of CPU actors, or a
-        count per kind; `fixed`: the number of CPU actors is the user's (workers = N)."""
+        and run(shard), and run_batch(shards) for GPU actors); `wanted()` says how many the run wants now:
+        a number of CPU actors, or a count per kind; `fixed`: the number of CPU actors is the user's
+        (workers = N); `gpu_batch`: shards per call to a GPU actor."""
         self.new_actor = new_actor
         self.wanted = wanted
         self.per_actor = in_flight
+        self.gpu_batch = gpu_batch
         self.max_attempts = max_attempts
         self.shard_timeout = shard_timeout
         self.fixed = fixed
@@ -109,7 +117,7 @@ class ShardPool:
         self.attempts: collections.Counter = collections.Counter()
         self.retry: collections.deque[Shard] = collections.deque()
         self.retry_cpu: collections.deque[Shard] = collections.deque()  # shards a failed GPU gave back
-        self.in_flight: dict = {}  # ref -> (shard, actor)
+        self.in_flight: dict = {}  # ref -> (its shards, actor): one shard, or a GPU actor's batch
         self.slowest: float | None = None  # the longest a shard has taken on an actor, in s
         self.lost_actors = 0  # actors lost, all causes
         self.start_failures = 0  # actors that could not start (constructor or warm-up raised)
@@ -164,29 +172,37 @@ class ShardPool:
         """Shards in flight, or waiting to be tried again."""
         return bool(self.in_flight or self.retry or self.retry_cpu)
 
+    def shards_in_flight(self) -> int:
+        return sum(len(shards) for shards, _ in self.in_flight.values())
+
     def dispatch(self, shards: Iterator[Shard]) -> bool:
         """Give ready actors shards (those to try again first; those a failed GPU gave back to CPU
-        actors only); True once `shards` is exhausted."""
+        actors only; a GPU actor a batch of them); True once `shards` is exhausted."""
         exhausted = False
         for actor in self.actors:
             while actor.alive and actor.ready and len(actor.queue) < self.per_actor:
-                if actor.kind == "cpu" and self.retry_cpu:
-                    shard = self.retry_cpu.popleft()
-                elif self.retry:
-                    shard = self.retry.popleft()
-                else:
-                    shard = None if exhausted else next(shards, None)
-                    exhausted = shard is None
-                if shard is None:
+                batch: list[Shard] = []
+                while len(batch) < (self.gpu_batch if actor.kind == "gpu" else 1):
+                    if actor.kind == "cpu" and self.retry_cpu:
+                        batch.append(self.retry_cpu.popleft())
+                    elif self.retry:
+                        batch.append(self.retry.popleft())
+                    elif not exhausted and (shard := next(shards, None)) is not None:
+                        batch.append(shard)
+                    else:
+                        exhausted = True
+                        break
+                if not batch:
                     break
-                ref = actor.handle.run.remote(shard)
+                ref = actor.handle.run_batch.remote(batch) if actor.kind == "gpu" else actor.handle.run.remote(batch[0])
                 if self.first_dispatch is None:
                     self.first_dispatch = time.time()
                 if not actor.queue:
                     actor.busy_since = self.clock()
                 actor.queue.append(ref)
-                self.attempts[shard.id] += 1
-                self.in_flight[ref] = (shard, actor)
+                for shard in batch:
+                    self.attempts[shard.id] += 1
+                self.in_flight[ref] = (batch, actor)
         return exhausted
 
     def wait(self, timeout: float) -> list[Outcome]:
@@ -230,49 +246,57 @@ class ShardPool:
                 return []
         if ref not in self.in_flight:
             return []  # the late result of an actor given up on: never read
-        shard, actor = self.in_flight.pop(ref)
+        shards, actor = self.in_flight.pop(ref)
         if actor.queue and actor.queue[0] == ref:
             actor.queue.popleft()
             actor.busy_since = self.clock() if actor.queue else None
         elif ref in actor.queue:
             actor.queue.remove(ref)
         try:
-            table, summary = ray.get(ref)
+            results = ray.get(ref) if actor.kind == "gpu" else [ray.get(ref)]
         except ray.exceptions.RayTaskError as error:
             if actor.kind == "gpu":
-                # A GPU that fails (out of memory, a driver error): the shard was not played; it goes
-                # back untried, with those queued behind it, and the GPU is given up.
-                self.attempts[shard.id] -= 1
-                self._gpu_failed(actor, error, [shard])
+                # A GPU that fails (out of memory, a driver error): its shards were not played; they go
+                # back untried, with those queued behind them, and the GPU is given up.
+                for shard in shards:
+                    self.attempts[shard.id] -= 1
+                self._gpu_failed(actor, error, shards)
                 return []
             # The shard raised inside a live actor: try it again, then give it up.
-            return self._retry_or_give_up(shard, f"{type(error.cause).__name__}: {error.cause}"
+            return self._retry_or_give_up(shards[0], f"{type(error.cause).__name__}: {error.cause}"
                                           if error.cause else str(error))
         except ray.exceptions.RayError as error:
-            # The actor's process or node is gone: a new actor replaces it, the shard runs elsewhere.
+            # The actor's process or node is gone: a new actor replaces it, the shards run elsewhere.
             if actor.alive:
                 self._lose(actor, error)
-            return self._retry_or_give_up(shard, f"worker lost: {type(error).__name__}")
-        self.completed += 1
+            return [o for shard in shards for o in self._retry_or_give_up(shard, f"worker lost: {type(error).__name__}")]
+        self.completed += len(shards)
         self.last_result = time.time()
-        self.slowest = max(self.slowest or 0.0, summary.elapsed_s)
-        return [Outcome(shard, self.attempts[shard.id], table, summary)]
+        outcomes = []
+        for shard, (table, summary) in zip(shards, results):
+            self.slowest = max(self.slowest or 0.0, summary.elapsed_s)
+            outcomes.append(Outcome(shard, self.attempts[shard.id], table, summary))
+        return outcomes
 
     def _expire(self) -> list[Outcome]:
         """Kill the actors stuck on a shard past the deadline; their shards go back."""
-        limit, now = self.deadline(), self.clock()
+        now = self.clock()
         outcomes: list[Outcome] = []
         for actor in self.actors:
-            if actor.alive and actor.queue and actor.busy_since is not None and now - actor.busy_since > limit:
+            if not (actor.alive and actor.queue and actor.busy_since is not None):
+                continue
+            limit = self.deadline() * len(self.in_flight[actor.queue[0]][0])  # a batch: each of its shards
+            if now - actor.busy_since > limit:
                 self.stuck += 1
                 self._kill(actor)
                 running, *queued = self._take_back(actor)
-                # The shards queued behind the stuck one never ran: they go first, their try not counted.
-                for shard in reversed(queued):
+                # The shards queued behind the stuck call never ran: they go first, their try not counted.
+                for shard in reversed([s for batch in queued for s in batch]):
                     self.attempts[shard.id] -= 1
                     self.retry.appendleft(shard)
-                outcomes += self._retry_or_give_up(
-                    running, f"past its deadline: no result from {actor.where} in {limit:,.0f} s")
+                for shard in running:
+                    outcomes += self._retry_or_give_up(
+                        shard, f"past its deadline: no result from {actor.where} in {limit:,.0f} s")
                 self.scale()  # its replacement
         return outcomes
 
@@ -302,7 +326,7 @@ class ShardPool:
         give its shards back untried (to CPU actors, where the run has any)."""
         self._kill(actor)
         self.gpu_failures += 1
-        queued = self._take_back(actor)
+        queued = [shard for batch in self._take_back(actor) for shard in batch]
         for shard in queued:
             self.attempts[shard.id] -= 1
         back = [*shards, *queued]
@@ -313,8 +337,8 @@ class ShardPool:
                           f"{'its shards go ' + went if back else 'the run goes on without it'}")
         self.scale()
 
-    def _take_back(self, actor: PoolActor) -> list[Shard]:
-        """The shards in flight on an actor given up on, oldest first (its refs are never read)."""
+    def _take_back(self, actor: PoolActor) -> list[list[Shard]]:
+        """The shards in flight on an actor given up on, call by call, oldest first (its refs are never read)."""
         shards = [self.in_flight.pop(ref)[0] for ref in actor.queue]
         actor.queue.clear()
         actor.busy_since = None

@@ -71,6 +71,11 @@ class ShardRunner:
                                   attempts=1, worker=self.where, finished_at=time.time())
         return table, summary
 
+    def run_batch(self, shards: list[Shard]) -> list[tuple[pa.Table, ShardSummary]]:
+        """Several shards, one after another, each its own rows and summary (a GPU actor's call: the
+        pool's `gpu_batch`)."""
+        return [self.run(shard) for shard in shards]
+
 
 ShardWorker = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(ShardRunner)
 # A GPU actor is the same class holding one GPU and the CPU that drives it (ShardWorker.options(num_gpus=1)).

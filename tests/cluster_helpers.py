@@ -105,7 +105,7 @@ def busy_actor(coordinator):
         oldest = actor.queue[0]
         _, unfinished = ray.wait([oldest], num_returns=1, timeout=0)
         if unfinished:
-            return actor, pool.in_flight[oldest][0].id
+            return actor, pool.in_flight[oldest][0][0].id
     return None
 
 
@@ -122,7 +122,7 @@ def kill_a_busy_actor_once(killed: list):
         found = None if killed else busy_actor(coordinator)
         if found is not None:
             actor, shard_id = found
-            queued = {coordinator.pool.in_flight[ref][0].id for ref in actor.queue}
+            queued = {shard.id for ref in actor.queue for shard in coordinator.pool.in_flight[ref][0]}
             os.kill(actor.pid, signal.SIGKILL)
             killed.append((actor.pid, shard_id, queued))
 

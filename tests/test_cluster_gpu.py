@@ -82,7 +82,7 @@ def test_auto_gives_the_gpu_an_actor_and_the_other_cpu_one(gpu_cluster, tmp_path
 def test_a_run_stopped_on_the_gpu_resumes_on_cpus_with_the_same_tables(gpu_cluster, tmp_path):
     """One run, two devices: stopped (SIGTERM, as `ray job stop` sends) after a few shards on the GPU,
     resumed with --device cpu; the tables are the kernels' own."""
-    values = dict(RANDOM, deals=3000)  # ten shards
+    values = dict(RANDOM, deals=3000, gpu_batch=2)  # ten shards, two per call to the GPU actor
     out = tmp_path / "run"
     driver = subprocess.Popen(command(values, out, gpu_cluster, "gpu"), stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True, env=environment(simulator=True))

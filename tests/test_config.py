@@ -173,6 +173,7 @@ def test_a_config_is_frozen_and_changes_only_into_a_new_checked_value():
                             ({"max_workers": -1}, "max_workers must not be negative"),
                             ({"time_limit": -5.0}, "time_limit must not be negative"),
                             ({"in_flight": 0}, "in_flight must be at least 1"),
+                            ({"gpu_batch": 0}, "gpu_batch must be at least 1"),
                             ({"seed": 5}, "seed cannot change when a run is resumed")]:
         with pytest.raises(BmnError, match=message):
             with_execution(config, values, "resume")

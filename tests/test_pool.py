@@ -32,9 +32,10 @@ def make_pool(actor_class, config, wanted=2, **options) -> tuple[ShardPool, Plan
     return pool, plan
 
 
-def run_pool(pool: ShardPool, plan: Plan, timeout: float = 120) -> dict:
-    """Drive the pool as the run loop does, to the end of the plan: {shard id: outcome}."""
-    shards = (plan.shard(k) for k in range(plan.count))
+def run_pool(pool: ShardPool, plan: Plan, timeout: float = 120, shards=None) -> dict:
+    """Drive the pool as the run loop does, to the end of the plan (or of `shards`, the plan's shards not
+    yet dispatched): {shard id: outcome}."""
+    shards = shards if shards is not None else (plan.shard(k) for k in range(plan.count))
     outcomes, exhausted, end = {}, False, time.monotonic() + timeout
     pool.scale()
     while time.monotonic() < end:
@@ -95,6 +96,40 @@ def test_a_gpu_failing_mid_run_gives_its_shards_to_the_cpu_actors(ray_address, t
     assert sum(by.values()) == 1 and by[0]  # the GPU played its first shard only
     assert pool.gpu_failures == 1 and sum(a.kind == "gpu" for a in pool.actors) == 1  # never replaced
     assert len(pool.notes) == 1 and "failed (RuntimeError" in pool.notes[0] and "CPU workers" in pool.notes[0]
+    want = {s["shard"]: s["deals"] for s in direct_tables(config)["shards"].to_pylist()}
+    assert {k: o.summary.deals for k, o in outcomes.items()} == want
+
+
+@pytest.mark.parametrize("fail_on", [None, 2], ids=["plays", "fails mid-batch"])
+def test_a_gpu_actor_takes_batches_of_consecutive_shards(ray_address, tmp_path, fail_on):
+    """gpu_batch = 3: the GPU actor's calls are 3 of the plan's shards each (in flight: 2 calls), each shard
+    its own outcome with the kernels' figures. A batch that raises (its second shard: out of memory) gives
+    all its shards and the batch queued behind it back to the CPU actor, untried."""
+    config = make_config(tmp_path, **dict(SEARCH, deals=120_000))
+    plan = Plan(config)
+    gpu_gate, cpu_gate = Gate.remote(), Gate.remote()
+    kinds = {"gpu": failing_gpu_runner(gpu_gate, fail_on=fail_on or 10**9), "cpu": gated_runner(cpu_gate)}
+    pool = ShardPool(lambda kind: kinds[kind].remote(config.deck, plan.space.split, config.strategy),
+                     lambda: {"gpu": 1 - pool.gpu_failures, "cpu": 1}, in_flight=2, max_attempts=1, gpu_batch=3)
+    shards = (plan.shard(k) for k in range(plan.count))
+    try:
+        pool.scale()
+        gpu_gate.set.remote(True)
+        assert wait_for(lambda: pool.wait(0.05) == [] and pool.ready == 1, timeout=60)
+        pool.dispatch(shards)
+        assert [[s.id for s in batch] for batch, _ in pool.in_flight.values()] == [[0, 1, 2], [3, 4, 5]]
+        assert pool.shards_in_flight() == 6
+        cpu_gate.set.remote(True)
+        outcomes = run_pool(pool, plan, shards=shards)
+    finally:
+        pool.close()
+    assert sorted(outcomes) == list(range(plan.count)) and all(o.done for o in outcomes.values())
+    assert all(o.attempts == 1 for o in outcomes.values())
+    on_gpu = {k for k, o in outcomes.items() if o.summary.worker.endswith("/gpu")}
+    if fail_on is None:
+        assert {0, 1, 2, 3, 4, 5} <= on_gpu and pool.gpu_failures == 0
+    else:
+        assert on_gpu == set() and pool.gpu_failures == 1 and len(pool.notes) == 1
     want = {s["shard"]: s["deals"] for s in direct_tables(config)["shards"].to_pylist()}
     assert {k: o.summary.deals for k, o in outcomes.items()} == want
 

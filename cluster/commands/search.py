@@ -37,8 +37,10 @@ FLAGS = [
     ("--time-limit", "time_limit", float, "stop after this many seconds (resume later)"),
     ("--shard-timeout", "shard_timeout", float, "seconds a worker may spend on one shard before it is "
      "taken for stuck and the shard runs elsewhere (default 0: ten times the slowest shard so far, at least 300)"),
-    ("--device", "device", str, "random and exhaustive: cpu, gpu (an actor per GPU of the cluster) or auto "
-     "(default: an actor per GPU, CPU actors on the other CPUs)"),
+    ("--device", "device", str, "random, exhaustive and states: cpu, gpu (an actor per GPU of the cluster) or "
+     "auto (default: an actor per GPU, CPU actors on the other CPUs)"),
+    ("--gpu-batch", "gpu_batch", int, "shards a GPU worker takes per call (default 16): a GPU shard is this "
+     "many of the plan's shards"),
     ("--deals-file", "deals_file", str, f"{', '.join(readers('deals_file'))}: one deal per line"),
     ("--deal", "deal", str, f"{', '.join(readers('deal'))}: the deal (HAND/HAND) to search back from"),
 ]
