@@ -1,4 +1,5 @@
-"""The repository stands alone: nothing in it points outside it, and its documents' links resolve."""
+"""The repository stands alone: nothing in it points outside it, and its documents' links resolve; what it
+installs keeps Ray's import lean."""
 
 from __future__ import annotations
 
@@ -123,3 +124,16 @@ def test_the_map_of_exceptions_is_current():
         "TESTED_ELSEWHERE lists modules that now have tests of their own name"
     missing = [f"{name}: {t}" for name, files in TESTED_ELSEWHERE.items() for t in files or [] if t not in tests]
     assert not missing, missing
+
+
+def test_importing_ray_builds_no_grammar_parsers():
+    """Every driver and Ray worker imports Ray, which imports jsonschema; jsonschema 4.24 and later then
+    import rfc3987-syntax where it is installed (JupyterLab's dependencies bring it), which builds 39
+    parsers at import: 1.5 s of every process start here (pyproject.toml's notebook extra keeps
+    jsonschema below 4.24). Neither it nor its parser library may be loaded by `import ray`."""
+    import sys
+    done = subprocess.run([sys.executable, "-c", "import ray, sys; print(sorted(m for m in sys.modules "
+                           "if m.split('.')[0] in ('rfc3987_syntax', 'lark')))"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
