@@ -102,7 +102,7 @@ class ShardPool:
                  max_attempts: int, shard_timeout: float = 0.0, fixed: bool = False, gpu_batch: int = 1,
                  clock: Callable[[], float] = time.monotonic):
         """`new_actor(kind)` makes an actor of a kind, "cpu" or "gpu" (a Ray actor handle with warm_up()
-        and run(shard), and run_batch(shards) for GPU actors); `wanted()` says how many the run wants now:
+        and run_batch(shards): one shard for a CPU actor); `wanted()` says how many the run wants now:
         a number of CPU actors, or a count per kind; `fixed`: the number of CPU actors is the user's
         (workers = N); `gpu_batch`: shards per call to a GPU actor."""
         self.new_actor = new_actor
@@ -194,7 +194,7 @@ class ShardPool:
                         break
                 if not batch:
                     break
-                ref = actor.handle.run_batch.remote(batch) if actor.kind == "gpu" else actor.handle.run.remote(batch[0])
+                ref = actor.handle.run_batch.remote(batch)
                 if self.first_dispatch is None:
                     self.first_dispatch = time.time()
                 if not actor.queue:
@@ -253,7 +253,7 @@ class ShardPool:
         elif ref in actor.queue:
             actor.queue.remove(ref)
         try:
-            results = ray.get(ref) if actor.kind == "gpu" else [ray.get(ref)]
+            results = ray.get(ref)
         except ray.exceptions.RayTaskError as error:
             if actor.kind == "gpu":
                 # A GPU that fails (out of memory, a driver error): its shards were not played; they go

@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kernels.strategies import Candidate, CycleRow
+from kernels.strategies.tally import CLOSURE_FIELDS
 
 from .atlas import atlas_table
 from .storage import RunStore, StoreUnavailable
@@ -335,7 +336,7 @@ def reported_cycles(summaries: dict[int, ShardSummary]) -> list[tuple[int, Cycle
 
 
 # A cycles row's columns that only the shards' reports fill.
-NOT_REPORTED = {"state": None, "basin": None, "complete": None, "closure": None, "closest": None, "imbalance": None}
+NOT_REPORTED = {"state": None, "basin": None, "complete": None, **dict.fromkeys(CLOSURE_FIELDS)}
 
 
 def cycles_table(games: pa.Table, reported: Sequence[tuple[int, CycleRow]] = ()) -> pa.Table:

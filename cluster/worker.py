@@ -72,8 +72,8 @@ class ShardRunner:
         return table, summary
 
     def run_batch(self, shards: list[Shard]) -> list[tuple[pa.Table, ShardSummary]]:
-        """Several shards, one after another, each its own rows and summary (a GPU actor's call: the
-        pool's `gpu_batch`)."""
+        """Shards one after another, each its own rows and summary: what the pool calls (one shard on a
+        CPU actor, `gpu_batch` of them on a GPU actor)."""
         return [self.run(shard) for shard in shards]
 
 
