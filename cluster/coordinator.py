@@ -57,7 +57,7 @@ from .summary import ShardSummary
 from .tables import (FOREIGN_DIR, GAMES_SCHEMA, Ownership, build_tables, read_contents, set_aside, shard_file_name,
                      shard_file_table, write_tables)
 from .totals import RunTotals
-from .worker import WORKER_ENV, ShardWorker
+from .worker import ShardWorker
 
 HEARTBEAT_S = 5.0
 HEALTH_S = 2.0  # how often the cluster's health is checked (a cheap call to the control store)
@@ -151,15 +151,14 @@ class Coordinator:
         # The deck as the config writes it (the games table's deck column), unless the strategy's
         # deal space is not the config's deck (the atlas: the family's first deck).
         deck = self.config.deck if space.deck == parse_deck(self.config.deck) else space.deck.spec()
-        env = dict(WORKER_ENV)
         options: dict = {}
         if kind == "gpu":
             options["num_gpus"] = 1
             # numba-cuda's simulator, where the driver runs under it (trying a GPU run without a GPU,
             # on a Ray cluster that declares one): the GPU actors run under it too.
             if os.environ.get("NUMBA_ENABLE_CUDASIM"):
-                env["NUMBA_ENABLE_CUDASIM"] = os.environ["NUMBA_ENABLE_CUDASIM"]
-        return ShardWorker.options(runtime_env={"env_vars": env}, **options).remote(
+                options["runtime_env"] = {"env_vars": {"NUMBA_ENABLE_CUDASIM": os.environ["NUMBA_ENABLE_CUDASIM"]}}
+        return ShardWorker.options(**options).remote(
             deck, space.split, self.config.strategy, kind)
 
     def uses_gpus(self) -> bool:
@@ -293,6 +292,8 @@ class Coordinator:
         finally:
             # (no waiting for actors still starting when the user interrupts or the cluster is gone)
             self.pool.close(grace_s=KILL_GRACE_S if state != "interrupted" and lost is None else 0.0)
+            while self.pool.notes:  # (what closing found: a GPU actor that failed to start)
+                self.progress.say(f"bmn: {self.pool.notes.pop(0)}")
             if lost is None:
                 withdraw_capacity()
             self.health.close()

@@ -164,8 +164,24 @@ class ShardPool:
             except Exception:
                 pass  # the cluster is gone: nothing is held on it any more
         for actor in self.actors:
+            if actor.alive and not actor.ready and actor.kind == "gpu":
+                self._note_failed_start(actor)
             if actor.alive:
                 self._kill(actor)
+
+    def _note_failed_start(self, actor: PoolActor) -> None:
+        # A GPU actor whose warm-up failed after the last shard was played (CPU actors, started
+        # sooner, may play a short run alone): said all the same, the GPU being what the user asked for.
+        try:
+            ready, _ = ray.wait([actor.warm_ref], timeout=0)
+            if ready:
+                ray.get(actor.warm_ref)
+        except ray.exceptions.RayError as error:
+            if _raised(error):
+                self.gpu_failures += 1
+                self.notes.append(f"the GPU worker {actor.where} failed ({_reason(error)}); the run did without it")
+        except Exception:
+            pass  # the cluster is gone: nothing to say about the actor
 
     # -- shards -----------------------------------------------------------------------------------
     def busy(self) -> bool:

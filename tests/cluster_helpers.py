@@ -191,9 +191,12 @@ def ray_head(num_cpus: int = 2, num_gpus: int = 0):
 def _start_head(temp: str, num_cpus: int, num_gpus: int):
     ray_exe = os.path.join(os.path.dirname(sys.executable), "ray")
     log = open(os.path.join(temp, "head.log"), "wb")
+    # No log monitor: it forwards the workers' output to drivers, and bmn's drivers ask for none
+    # (log_to_driver=False); it rescans every worker's log file, hundreds over a session (~20 s of CPU).
     head = subprocess.Popen([ray_exe, "start", "--head", "--block", f"--num-cpus={num_cpus}",
                              f"--num-gpus={num_gpus}", "--port=0", f"--temp-dir={temp}", "--include-dashboard=false",
-                             "--disable-usage-stats", "--object-store-memory=500000000"],
+                             "--include-log-monitor=false", "--disable-usage-stats",
+                             "--object-store-memory=500000000"],
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                             env=dict(os.environ, RAY_raylet_start_wait_time_s="120"))
     return head, log
@@ -247,6 +250,19 @@ def gated_runner(gate, fail_warm_up: bool = False):
             return super().warm_up()
 
     return Gated
+
+
+def driverless_gpu_runner(gate):
+    """A GPU actor whose warm-up, once `gate` opens, fails as on a node whose CUDA driver is missing."""
+
+    @ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)
+    class Driverless(ShardRunner):
+        def warm_up(self):
+            while not ray.get(gate.is_open.remote()):
+                time.sleep(0.05)
+            raise RuntimeError("CUDA driver library cannot be found")
+
+    return Driverless
 
 
 def failing_gpu_runner(gate, fail_on: int):

@@ -53,6 +53,21 @@ def test_tables_written_match_tables_rebuilt(reference_run):
     assert run["schema_version"] == 1 and run["config"]["seed"] == 11 and run["code_version"]
 
 
+def test_an_actor_runs_its_kernels_on_one_numba_thread(ray_address):
+    # The actor holds one CPU; a parallel kernel (play_batch's, the deals and climbing strategies')
+    # would otherwise start a thread per CPU of its node. Numba counts threads per calling thread:
+    # asked on the thread that runs the actor's calls.
+    from cluster.worker import ShardWorker
+
+    actor = ShardWorker.remote("standard", (26, 26), "deals")
+    try:
+        ray.get(actor.warm_up.remote())
+        threads = ray.get(actor.__ray_call__.remote(lambda runner: __import__("numba").get_num_threads()))
+        assert threads == 1
+    finally:
+        ray.kill(actor)
+
+
 def test_a_killed_actor_changes_nothing(reference_run, tmp_path):
     _, want = reference_run
     killed = []

@@ -18,8 +18,8 @@ from cluster.pool import AUTO_FACTOR, AUTO_FIRST_S, AUTO_MIN_S, ShardPool
 from cluster.worker import ShardRunner
 from kernels.errors import BmnError
 
-from cluster_helpers import (DETERMINISTIC_SHARD_COLUMNS, Gate, direct_tables, failing_gpu_runner, gated_runner,
-                             make_config, tables_of, wait_for)
+from cluster_helpers import (DETERMINISTIC_SHARD_COLUMNS, Gate, direct_tables, driverless_gpu_runner, failing_gpu_runner,
+                             gated_runner, make_config, tables_of, wait_for)
 
 SEARCH = dict(strategy="random", deals=60_000, shard_size=10_000, min_cards=600, seed=5)
 
@@ -98,6 +98,28 @@ def test_a_gpu_failing_mid_run_gives_its_shards_to_the_cpu_actors(ray_address, t
     assert len(pool.notes) == 1 and "failed (RuntimeError" in pool.notes[0] and "CPU workers" in pool.notes[0]
     want = {s["shard"]: s["deals"] for s in direct_tables(config)["shards"].to_pylist()}
     assert {k: o.summary.deals for k, o in outcomes.items()} == want
+
+
+def test_a_gpu_actor_failing_to_start_after_the_last_shard_is_said_when_the_pool_closes(ray_address, tmp_path):
+    """A CPU actor, started sooner, plays every shard while the GPU actor still starts; the GPU's
+    warm-up then fails (no CUDA driver): closing the pool, which gives starting actors a grace, says so."""
+    config = make_config(tmp_path, **SEARCH)
+    plan = Plan(config)
+    gpu_gate, cpu_gate = Gate.remote(), Gate.remote()
+    kinds = {"gpu": driverless_gpu_runner(gpu_gate), "cpu": gated_runner(cpu_gate)}
+    pool = ShardPool(lambda kind: kinds[kind].remote(config.deck, plan.space.split, config.strategy),
+                     lambda: {"gpu": 1 - pool.gpu_failures, "cpu": 1}, in_flight=2, max_attempts=1)
+    try:
+        cpu_gate.set.remote(True)
+        outcomes = run_pool(pool, plan)
+        assert pool.notes == [] and pool.ready == 1
+        gpu_gate.set.remote(True)
+    finally:
+        pool.close(grace_s=60)
+    assert sorted(outcomes) == list(range(plan.count)) and not any(o.summary.worker.endswith("/gpu")
+                                                                   for o in outcomes.values())
+    assert pool.gpu_failures == 1 and len(pool.notes) == 1
+    assert "GPU worker" in pool.notes[0] and "CUDA driver library cannot be found" in pool.notes[0]
 
 
 @pytest.mark.parametrize("fail_on", [None, 2], ids=["plays", "fails mid-batch"])
