@@ -98,15 +98,29 @@ def test_a_dead_local_ray_node_stops_the_search_with_a_sentence_and_resume_finis
 
 # -- damaged and foreign files --------------------------------------------------------------------------
 
-def finished_run(tmp_path, name="run"):
-    out = tmp_path / name
+@pytest.fixture(scope="module")
+def a_finished_run(ray_address, tmp_path_factory):
+    """SEARCH run to the end on the session's cluster, once for the module: the tests damage copies."""
+    out = tmp_path_factory.mktemp("finished") / "run"
     report = run_search(make_config(out, workers=2, **SEARCH))
     assert report.state == "finished" and report.shards_done == 12
     return out
 
 
-def test_a_truncated_shard_file_is_named_moved_aside_and_recomputed(ray_address, reference, tmp_path):
-    out = finished_run(tmp_path)
+@pytest.fixture
+def finished_run(a_finished_run, tmp_path):
+    """finished_run(name): a copy of the finished run in the test's folder, as a user moves a run (bmn
+    reads and resumes the folder it is given, whatever folder run.json names)."""
+    def copy(name: str = "run") -> Path:
+        out = tmp_path / name
+        shutil.copytree(a_finished_run, out)
+        return out
+
+    return copy
+
+
+def test_a_truncated_shard_file_is_named_moved_aside_and_recomputed(ray_address, reference, tmp_path, finished_run):
+    out = finished_run()
     victim = out / "shards" / "000000000003.parquet"
     data = victim.read_bytes()
     victim.write_bytes(data[: len(data) // 3])
@@ -129,8 +143,8 @@ def test_a_truncated_shard_file_is_named_moved_aside_and_recomputed(ray_address,
     assert_same_tables(reference, tables_of(out))
 
 
-def test_a_garbled_shard_file_and_junk_files(ray_address, reference, tmp_path):
-    out = finished_run(tmp_path)
+def test_a_garbled_shard_file_and_junk_files(ray_address, reference, tmp_path, finished_run):
+    out = finished_run()
     victim = out / "shards" / "000000000007.parquet"
     data = bytearray(victim.read_bytes())
     data[8:40] = b"\x00" * 32  # the data pages: the footer still reads
@@ -235,8 +249,8 @@ def test_a_wrong_address_is_one_sentence(address, message, tmp_path):
     assert done.returncode == 2 and one_sentence(done.stderr) and message in done.stderr, done.stderr
 
 
-def test_a_damaged_run_json_is_one_sentence_and_a_damaged_progress_json_is_ignored(ray_address, tmp_path):
-    out = finished_run(tmp_path)
+def test_a_damaged_run_json_is_one_sentence_and_a_damaged_progress_json_is_ignored(ray_address, tmp_path, finished_run):
+    out = finished_run()
     progress = (out / "progress.json").read_text()
     (out / "progress.json").write_text('{"state": "fini')  # a torn snapshot
     st = bmn("status", out, "--json")
@@ -273,12 +287,12 @@ def rewritten(source: Path, target: Path, **changes) -> None:
     pq.write_table(table.replace_schema_metadata({b"bmn.shards": json.dumps(summaries).encode()}), target)
 
 
-def test_shard_files_of_another_run_are_never_counted(ray_address, reference, tmp_path):
+def test_shard_files_of_another_run_are_never_counted(ray_address, reference, tmp_path, finished_run):
     """Issue 20's finding: files of another search copied into a run made it "finished" with none of
     its own shards computed. Files of another run (signed by it), of another plan (a shard id past
     this run's 12; other parameters) and unsigned ones (as bmn wrote them before signing) are told
     apart: only the run's own shards count, the others' files go to foreign/ with a sentence."""
-    own = finished_run(tmp_path, "own")
+    own = finished_run("own")
     kept = tmp_path / "kept"
     shutil.copytree(own / "shards", kept)
     for f in (own / "shards").glob("*.parquet"):
