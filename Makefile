@@ -26,7 +26,7 @@ run: $(STAMP)
 # worker): much of a cluster test is waiting on processes, which the other worker fills.
 TEST_WORKERS ?= 2
 test: $(STAMP)
-	@start=$$(date +%s); $(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile; code=$$?; \
+	@start=$$(date +%s); $(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder; code=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s of wall time"; exit $$code
 
 notebook: $(STAMP)

@@ -53,3 +53,25 @@ def ray_address(ray_cluster):
     yield ray_cluster
     ray.shutdown()
 
+
+
+# -- the order in which the files reach the two pytest workers ---------------------------------------
+# `make test` hands whole files to two workers (--dist loadfile --no-loadscope-reorder), in the order
+# collected; a worker takes its next file while its last two tests run. pytest-xdist's own order
+# (files with most tests first) left the long files of few tests (a three-node cluster, the
+# notebook) to the end, one worker finishing them while the other waited. Longest first (the files
+# as measured on a fresh clone, benchmarks/README.md), the rest after in name order: the workers end
+# within seconds of each other.
+LONGEST_FIRST = ("test_faults", "test_cluster", "test_cluster_multinode", "test_cluster_gpu", "test_cluster_elastic",
+                 "test_pool", "test_cluster_s3", "test_notebook", "test_query", "test_atlas", "test_gpu",
+                 "test_cycle_factory", "test_cycles_cluster", "test_cli_play", "test_exercism", "test_config")
+
+
+def pytest_collection_modifyitems(items):
+    rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
+
+    def file_rank(item):
+        name = item.path.stem
+        return (rank.get(name, len(rank)), name)
+
+    items.sort(key=file_rank)  # (stable: the tests of a file keep their order)
