@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import subprocess
-import sys
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -77,16 +75,3 @@ def pytest_collection_modifyitems(items):
         return (rank.get(name, len(rank)), name)
 
     items.sort(key=file_rank)  # (stable: the tests of a file keep their order)
-
-
-# -- Numba's cache, filled once before the workers start ----------------------------------------------
-# On a cold cache (a fresh clone) the first searches of both workers compiled the random sweep kernel
-# at once, in both pytest workers and in the actors of their clusters (27 s of CPU each here): the
-# xdist controller compiles it once before any worker starts, and every later process loads it
-# (a second where the cache is warm).
-def pytest_configure(config):
-    if hasattr(config, "workerinput") or not config.getoption("numprocesses", None):
-        return  # an xdist worker, or no workers: each process compiles what it uses
-    code = ("from kernels.dealspace import DealSpace; from kernels.decks import parse_deck; "
-            "from kernels.strategies import get; get('random').warm_up(DealSpace.of(parse_deck('standard')))")
-    subprocess.run([sys.executable, "-c", code])  # (a failure leaves the kernel to the tests, which say why)
