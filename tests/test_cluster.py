@@ -68,22 +68,29 @@ def test_an_actor_runs_its_kernels_on_one_numba_thread(ray_address):
         ray.kill(actor)
 
 
-def test_a_killed_actor_changes_nothing(reference_run, tmp_path):
-    _, want = reference_run
+# Shards of a quarter of a second each, so that an actor is still computing one when a hook looks
+# (with RANDOM's, of 25 ms, every shard in flight was sometimes done by then).
+QUARTER = dict(RANDOM, deals=2_400_000, shard_size=400_000)
+
+
+@pytest.fixture(scope="module")
+def quarter_tables(tmp_path_factory):
+    """QUARTER's tables from the kernels directly (no Ray)."""
+    return direct_tables(make_config(tmp_path_factory.mktemp("quarter"), **QUARTER))
+
+
+def test_a_killed_actor_changes_nothing(ray_address, quarter_tables, tmp_path):
     killed = []
-    report = run_search(make_config(tmp_path, workers=2, **RANDOM), on_shard_done=kill_a_busy_actor_once(killed))
+    report = run_search(make_config(tmp_path, workers=2, **QUARTER), on_shard_done=kill_a_busy_actor_once(killed))
     assert killed and report.state == "finished" and report.shards_failed == 0
-    assert_same_tables(want, tables_of(tmp_path))
+    assert_same_tables(quarter_tables, tables_of(tmp_path))
     attempts = dict(zip(*tables_of(tmp_path)["shards"].select(["shard", "attempts"]).to_pydict().values()))
     _, _, queued = killed[0]
     assert max(attempts[k] for k in queued) >= 2  # the shard it was computing was run again
 
 
-def test_attempts_cap_reports_failed_shards_and_resume_finishes_them(ray_address, tmp_path):
-    # Shards of a quarter of a second each, so that an actor is still computing one when the hook
-    # looks (with RANDOM's, every shard in flight was sometimes done by then).
-    search = dict(RANDOM, deals=2_400_000, shard_size=400_000)
-    want = direct_tables(make_config(tmp_path / "direct", **search))
+def test_attempts_cap_reports_failed_shards_and_resume_finishes_them(ray_address, quarter_tables, tmp_path):
+    search, want = QUARTER, quarter_tables
     killed = []
     report = run_search(make_config(tmp_path, workers=2, max_attempts=1, **search),
                         on_shard_done=kill_a_busy_actor_once(killed))
