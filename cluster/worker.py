@@ -24,7 +24,6 @@ from .summary import ShardSummary
 from .tables import games_table
 
 
-
 def run_shard(deck: str, split: tuple[int, ...], shard: Shard, device: str = "cpu") -> ShardResult:
     """Run one shard with the kernels (what a worker does); returns the kernels' ShardResult."""
     space = DealSpace(parse_deck(deck), tuple(split))
