@@ -222,7 +222,7 @@ def check(config: SearchConfig, where: str = "config") -> None:
             gpu_strategies = [name for name, s in REGISTRY.items() if s.gpu]
             raise BmnError(f"{where}: device = \"gpu\": the {config.strategy} strategy has no GPU kernels (only "
                            f"{' and '.join(gpu_strategies)} have); use device = \"cpu\" or \"auto\"")
-        from kernels.strategies.gpusweep import check_space
+        from kernels.sweep.gpu import check_space
         check_space(space)
     if not config.out:
         raise BmnError(f"{where}: out must name a run directory or URI")

@@ -166,7 +166,7 @@ class Coordinator:
         and deals the GPU engine holds."""
         if self.config.device == "cpu" or not self.plan.strategy.gpu:
             return False
-        from kernels.strategies.gpusweep import holds
+        from kernels.sweep.gpu import holds
         return holds(self.plan.space)
 
     def _workers_wanted(self) -> dict[str, int]:

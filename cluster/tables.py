@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kernels.strategies import Candidate, CycleRow
-from kernels.strategies.tally import CLOSURE_FIELDS
+from kernels.tally import CLOSURE_FIELDS
 
 from .atlas import atlas_table
 from .storage import RunStore, StoreUnavailable

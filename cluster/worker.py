@@ -62,7 +62,7 @@ class ShardRunner:
         self._on_its_core()
         space = DealSpace(parse_deck(self.deck), self.split)
         if self.device == "gpu":
-            from kernels.strategies.gpusweep import describe_gpu
+            from kernels.sweep.gpu import describe_gpu
             self.gpu = describe_gpu()
             get(self.strategy).warm_up(space, device="gpu")
         else:

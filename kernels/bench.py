@@ -44,11 +44,11 @@ def _rates(deals: int, cards: int, elapsed: float) -> dict:
 
 
 def bench_gpu(seconds: float, seed: int = BENCH_SEED) -> dict:
-    """The GPU sweep's throughput (kernels/strategies/gpusweep.py) on this process's GPU, launch after
+    """The GPU sweep's throughput (kernels/sweep/gpu.py) on this process's GPU, launch after
     launch as a GPU actor plays shards (each launch's copies and its host work included). A launch's
     size doubles from 2^10 deals while launches take under a second, so that a launch fills the GPU
     (and the simulator, a thousand times slower, is measured too)."""
-    from .strategies.gpusweep import describe_gpu
+    from .sweep.gpu import describe_gpu
 
     space = DealSpace.of(parse_deck("standard"))
     name = describe_gpu()  # a BmnError with one sentence where there is no usable GPU

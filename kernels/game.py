@@ -6,6 +6,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ._jit import kernel
+
 WIN = 0
 CYCLE = 1
 OUTCOME_NAMES = {WIN: "win", CYCLE: "cycle"}
@@ -13,6 +15,14 @@ OUTCOME_NAMES = {WIN: "win", CYCLE: "cycle"}
 # Columns of the int64 result rows the kernels write (one row per deal).
 F_OUTCOME, F_WINNER, F_TRICKS, F_CARDS, F_PRE_TRICKS, F_PRE_CARDS, F_PER_TRICKS, F_PER_CARDS, F_CYCLE_ID = range(9)
 N_FIELDS = 9
+
+
+@kernel(inline="always")
+def keeps(cards, tricks, min_cards, min_tricks):
+    """Whether a search keeps a finished game (every cycle is kept besides): at least `min_cards` cards
+    long or, with min_tricks > 0, at least that many tricks. The one statement of the rule: the CPU and
+    GPU sweeps call it in their loops, GameResult.is_candidate here."""
+    return cards >= min_cards or (min_tricks > 0 and tricks >= min_tricks)
 
 
 @dataclass(frozen=True)
@@ -32,7 +42,7 @@ class GameResult:
 
     def is_candidate(self, min_cards: int, min_tricks: int = 0) -> bool:
         """What a search keeps: every cycle, and every finite game at least this long."""
-        return self.outcome == "cycle" or self.cards >= min_cards or (min_tricks > 0 and self.tricks >= min_tricks)
+        return self.outcome == "cycle" or keeps(self.cards, self.tricks, min_cards, min_tricks)
 
     @classmethod
     def from_row(cls, row: np.ndarray) -> "GameResult":

@@ -21,9 +21,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from helpers import CASELLA, ZANOTTO, space  # noqa: E402
 
 from kernels.notation import parse_deal  # noqa: E402
-from kernels.strategies.gpusweep import run_exhaustive_gpu, run_random_gpu  # noqa: E402
 from kernels.strategies.states import run_states  # noqa: E402
-from kernels.strategies.sweep import run_exhaustive, run_random  # noqa: E402
+from kernels.sweep import run_exhaustive, run_random  # noqa: E402
 
 
 def difference(cpu, gpu) -> str:
@@ -78,8 +77,8 @@ def main() -> None:
             cpu, gpu = case(run_states), case(run_states, device="gpu")
         else:
             random = name.startswith("random")
-            cpu = case(run_random if random else run_exhaustive)
-            gpu = case(run_random_gpu if random else run_exhaustive_gpu)
+            run = run_random if random else run_exhaustive
+            cpu, gpu = case(run), case(run, device="gpu")
         report[name] = {"difference": difference(cpu, gpu), "deals": cpu.deals, "cycles": cpu.cycles,
                         "candidates": len(cpu.candidates), "cycle_rows": [r.to_json() for r in cpu.cycle_rows]}
     print(json.dumps(report))

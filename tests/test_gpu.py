@@ -1,4 +1,4 @@
-"""The CUDA engine on a machine without a GPU (kernels/engines/gpu.py, kernels/strategies/gpusweep.py).
+"""The CUDA engine on a machine without a GPU (kernels/sweep/cuda.py, kernels/sweep/gpu.py).
 
 Two checks need no device: every kernel compiles to PTX for the GPUs bmn targets (Turing sm_75,
 Ampere sm_80, Ada sm_89, Hopper sm_90) with numba-cuda and the CUDA toolkit's wheels, and keeps
@@ -23,7 +23,7 @@ import pytest
 
 from kernels.errors import BmnError
 from kernels.strategies.census import census_counts
-from kernels.strategies.gpusweep import check_space
+from kernels.sweep.gpu import check_space
 
 from helpers import space
 
@@ -40,7 +40,7 @@ def nvvm_library(name: str):
     compile_ptx takes), once, for the oldest target, the one that allows least."""
     from numba.cuda.compiler import _compile_pyfunc_with_fixup
 
-    from kernels.engines import gpu
+    from kernels.sweep import cuda as gpu
     fn, signature = gpu.KERNELS[name]
     library, _ = _compile_pyfunc_with_fixup(fn, signature, device=False, cc=min(TARGETS), abi="numba")
     return library
@@ -60,7 +60,7 @@ def unnamed(text: str) -> str:
 
 def test_the_ptx_is_compile_ptxs():
     """The front end run once, NVVM per target: the PTX of numba-cuda's own compile_ptx, but for names."""
-    from kernels.engines import gpu
+    from kernels.sweep import cuda as gpu
     fn, signature = gpu.KERNELS["random_sweep"]
     text, _ = cuda.compile_ptx(fn, signature, cc=(8, 0))
     assert ".target sm_80" in text and unnamed(ptx("random_sweep", (8, 0))) == unnamed(text)
@@ -167,7 +167,7 @@ def test_gpu_states_find_what_the_census_finds(simulated):
 
 
 def test_every_kernel_is_listed():
-    from kernels.engines import gpu
+    from kernels.sweep import cuda as gpu
     assert set(gpu.KERNELS) == set(KERNEL_NAMES)
 
 
@@ -178,7 +178,7 @@ def test_every_simulated_case_is_checked(simulated):
 def test_the_comparison_sees_a_difference():
     sys.path.insert(0, str(HERE))
     from gpu_sim_cases import difference
-    from kernels.strategies.sweep import run_random
+    from kernels.sweep import run_random
     a = run_random(space("standard"), 1, 0, 50, min_cards=300)
     b = run_random(space("standard"), 1, 0, 50, min_cards=300)
     assert difference(a, b) == ""

@@ -54,8 +54,11 @@ TESTED_ELSEWHERE = {
     "cluster.commands.results": ["test_query.py", "test_fuzz.py"],  # query, top, cycles, compact
     "cluster.commands.search": ["test_cluster.py", "test_config.py", "test_faults.py"],  # search, resume, status
     "kernels.bench": ["test_cli_play.py"],  # bmn bench
-    # the GPU sweeps' host side, with the CUDA engine (kernels/engines/gpu.py) it launches
-    "kernels.strategies.gpusweep": ["test_gpu.py", "test_cluster_gpu.py", "test_worker.py"],
+    # the sweeps (kernels/sweep/): test_sweep.py holds the CPU to exact tables, test_gpu.py the GPU's
+    # kernels (kernels/sweep/cuda.py) and host side (kernels/sweep/gpu.py) to the CPU
+    "kernels.sweep.cuda": ["test_gpu.py", "test_cluster_gpu.py"],
+    "kernels.sweep.modes": ["test_sweep.py", "test_gpu.py"],
+    "kernels.sweep.cpu": ["test_sweep.py"],
     # the cluster: searches on a local Ray, what they write, how they resume
     "cluster.coordinator": ["test_cluster.py", "test_cluster_elastic.py", "test_cluster_multinode.py",
                             "test_cluster_s3.py", "test_faults.py", "test_cluster_gpu.py"],
@@ -78,7 +81,7 @@ TESTED_ELSEWHERE = {
     "kernels.strategies.base": ["test_strategy_registry.py", "test_config.py"],
     "kernels.strategies.exhaustive": ["test_sweep.py"],
     "kernels.strategies.random": ["test_sweep.py"],
-    "kernels.strategies.tally": ["test_sweep.py", "test_summary.py"],
+    "kernels.tally": ["test_sweep.py", "test_summary.py"],
     "kernels.strategies.ancestors": ["test_backward.py"],
     "kernels.strategies.extend": ["test_backward.py"],
     "kernels.strategies.deals": ["test_strategy_registry.py", "test_results_version.py"],

@@ -127,7 +127,7 @@ def test_deal_j_of_two_shards_are_independent():
 def test_states_are_uniform_over_orders_and_cuts():
     """State j (the `states` strategy) is deal j cut at random_cut, drawn after the deal's draws: the
     pairs (deal, cut) are uniform over every order of the deck and every cut 1..N-1."""
-    from kernels.strategies.sweep import states_at
+    from kernels.sweep import states_at
     deck = parse_deck("0:3,1:1,2:1")  # 20 orders, 4 cuts: 80 states
     index = np.arange(16_000, dtype=np.int64)
     rows = np.zeros((len(index), deck.total), dtype=np.uint8)

@@ -14,7 +14,7 @@ from kernels.rng import stream_key
 from kernels.strategies import run_shard
 from kernels.strategies.census import census_counts
 from kernels.strategies.states import run_states
-from kernels.strategies.sweep import run_random_states, states_at
+from kernels.sweep import run_random_states, states_at
 
 from cluster_helpers import make_config
 from helpers import CASELLA, space

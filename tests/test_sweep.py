@@ -1,4 +1,4 @@
-"""The sweep kernel's strategies, exhaustive and random (kernels/strategies/sweep.py): exact tables
+"""The sweep kernel's strategies, exhaustive and random (kernels/sweep/): exact tables
 against the reference, shards in any order, the random stream pinned and reproducible."""
 
 from __future__ import annotations

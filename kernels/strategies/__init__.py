@@ -22,8 +22,8 @@ from .deals import run_deals
 from .extend import run_extend
 from .longest import run_longest
 from .states import run_states
-from .sweep import run_exhaustive, run_random
-from .tally import Candidate, CycleRow, ShardResult
+from ..sweep import run_exhaustive, run_random
+from ..tally import Candidate, CycleRow, ShardResult
 
 REGISTRY: dict[str, Strategy] = {s.name: s for s in (
     exhaustive.STRATEGY,

@@ -12,7 +12,7 @@ from ..backward import ancestors
 from ..notation import parse_deal
 from .base import Param, ShardSpec, Strategy
 from .deals import CASELLA
-from .tally import ShardResult, tally_games
+from ..tally import ShardResult, tally_games
 
 
 def run_ancestors(deal: str, *, part: int = 0, parts: int = 1, limit: int | None = None,

@@ -33,7 +33,7 @@ from ..notation import MAX_CARDS
 from .base import Param, ShardSpec, Strategy, bounds, shards_of
 from .census import play_states, splits_of
 from .exhaustive import MAX_STORED_RANK
-from .tally import ShardResult
+from ..tally import ShardResult
 
 SPLITS = ("equal", "near")
 

@@ -32,7 +32,7 @@ from typing import Any, Callable
 from ..dealspace import DealSpace
 from ..decks import parse_deck
 from ..errors import BmnError
-from .tally import ShardResult
+from ..tally import ShardResult
 
 # Top-level keys a strategy may read besides the common ones (deck, split, min_cards, ...).
 OPTIONAL_KEYS = ("deals", "seed", "range", "deals_file", "deal")
@@ -122,7 +122,7 @@ class Strategy:
     takes_deals_file: bool = False  # reads deals_file into the run (kept in the run as inputs.txt)
     needs_deal: bool = False  # reads `deal`
     own_table: str | None = None  # a summary table of its own (its name, and the bmn command that prints it)
-    gpu: bool = False  # its wrapper takes device="gpu" (kernels/strategies/gpusweep.py)
+    gpu: bool = False  # its wrapper takes device="gpu" (kernels/sweep/gpu.py)
     wrapper: Callable[..., ShardResult]  # run_<name> (set it with staticmethod)
 
     def identity(self, params: dict) -> dict:

@@ -32,8 +32,8 @@ from ..decks import parse_deck, parse_split
 from ..errors import BmnError
 from ..notation import parse_deal
 from .base import Param, ShardSpec, Strategy, shards_of
-from .sweep import NO_FINITE, run_exhaustive
-from .tally import Candidate, CycleRow, ShardResult
+from ..sweep import NO_FINITE, run_exhaustive
+from ..tally import Candidate, CycleRow, ShardResult
 
 MAX_STATES = 10**12  # states per census run at most (10^12 states: days of a large cluster)
 

@@ -36,7 +36,7 @@ from ..errors import BmnError
 from ..notation import parse_deal
 from .base import Param, StreamShards
 from .rounds import Rounds
-from .tally import ShardResult
+from ..tally import ShardResult
 
 PARAMS = (
     Param("pool", 200_000, "deals per round"),

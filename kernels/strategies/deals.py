@@ -12,7 +12,7 @@ from ..game import GameResult
 from ..notation import format_deal, parse_deal
 from ..play import as_sequence, play_batch
 from .base import ShardSpec, Strategy, bounds, shards_of
-from .tally import ShardResult, tally_games
+from ..tally import ShardResult, tally_games
 
 CASELLA = "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA"  # a cycle, for warming up
 

@@ -3,7 +3,7 @@
 Over a small deck's whole space this gives exact tables: how many deals end after n cards, how
 many never end, how many distinct cycles. Shard k = ranks [lo + k*size, lo + (k+1)*size) of the
 range (`range = "LO:HI"`, default the whole deal space). The kernel is the sweep kernel
-(kernels/strategies/sweep.py); candidates carry their rank.
+(kernels/sweep/cpu.py); candidates carry their rank.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..dealspace import DealSpace
 from ..errors import BmnError
 from .base import ShardSpec, Strategy, bounds, shards_of
-from .sweep import run_exhaustive
+from ..sweep import run_exhaustive
 
 
 # The games table keeps a deal's rank as decimal128(38): ranks of at most 38 digits.

@@ -12,7 +12,7 @@ from ..backward import extend
 from ..notation import parse_deal
 from .base import Param, ShardSpec, Strategy, bounds, shards_of
 from .deals import CASELLA, input_chunk
-from .tally import ShardResult, tally_games
+from ..tally import ShardResult, tally_games
 
 
 def run_extend(deals: list[str], *, index_base: int = 0, min_cards: int = 0, min_tricks: int = 0,

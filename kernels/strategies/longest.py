@@ -43,8 +43,8 @@ from ..game import N_FIELDS, GameResult
 from ..notation import format_deal, parse_deal
 from .base import Param, StreamShards
 from .rounds import Rounds
-from .sweep import engine_for
-from .tally import ShardResult
+from ..sweep import engine_for
+from ..tally import ShardResult
 
 PARAMS = (
     Param("round_deals", 2_000_000, "random deals per round (the games worth climbing are chosen per round)"),

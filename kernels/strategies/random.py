@@ -3,13 +3,13 @@
 The baseline search, and the one whose histogram estimates the distribution of game lengths.
 Shard k = deals 0..size-1 of the stream (seed, k) (kernels/rng.py): deal j of shard k is a pure
 function of (seed, k, j), so any candidate can be regenerated from its index. The kernel is the
-sweep kernel (kernels/strategies/sweep.py).
+sweep kernel (kernels/sweep/cpu.py).
 """
 
 from __future__ import annotations
 
 from .base import StreamShards
-from .sweep import run_random
+from ..sweep import run_random
 
 
 class Random(StreamShards):

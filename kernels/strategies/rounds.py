@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from ..dealspace import DealSpace
 from ..game import GameResult
-from .sweep import run_random
-from .tally import Candidate, ShardResult
+from ..sweep import run_random
+from ..tally import Candidate, ShardResult
 
 
 class Rounds:

@@ -28,8 +28,8 @@ from ..decks import parse_deck
 from ..errors import BmnError
 from ..notation import parse_deal
 from .base import Param, ShardSpec, StreamShards
-from .sweep import run_random_states
-from .tally import Candidate, CycleRow, ShardResult
+from ..sweep import run_random_states
+from ..tally import Candidate, CycleRow, ShardResult
 
 
 def run_states(space, seed: int, shard: int, count: int, *, start: int = 0, max_states: int = DEFAULT_MAX_STATES,

@@ -42,7 +42,7 @@ from __future__ import annotations
 from ...decks import Deck, parse_deck
 from ...errors import BmnError
 from ..base import Param, ShardSpec, Strategy
-from ..tally import ShardResult
+from ...tally import ShardResult
 from .beam import BARREN_DRAWS, Beam
 from .found import declare
 from .player import Player

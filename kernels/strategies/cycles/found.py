@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...backward import BackwardResult, ancestors
 from ...decks import Deck
 from ...notation import format_deal
-from ..tally import Candidate, CycleRow, ShardResult
+from ...tally import Candidate, CycleRow, ShardResult
 from .state import CycleState
 
 

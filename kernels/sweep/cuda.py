@@ -15,7 +15,7 @@ What a thread keeps in registers and writes once at the end (`acc`, one row per 
 cards of the finished games, cycles, wins of each hand, its longest finished game (cards, and the
 first index that reached it). The histogram takes one atomic add per finished game; a deal worth
 keeping (a long game, or a cycle: Brent's algorithm on the device finds the period exactly) puts
-its index into `cand_index`. The host (kernels/strategies/gpusweep.py) then replays the few kept
+its index into `cand_index`. The host (kernels/sweep/gpu.py) then replays the few kept
 deals and the longest on the CPU, which gives their exact rows (preperiod, cycle id) and makes the
 GPU's ShardResult equal to the CPU's.
 
@@ -32,7 +32,8 @@ from numba import config, cuda, types
 from .._jit import kernel
 from ..dealspace import step_deal, unrank_into
 from ..rng import deal_state, random_cut, random_deal
-from .bitmask import MAX_TOTAL, game2, hand_words, rescan_from, words_from_positions
+from .modes import EXHAUSTIVE, NAMES as MODE_NAMES, NO_FINITE, RANDOM, STATES
+from ..engines.bitmask import MAX_TOTAL, game2, hand_words, rescan_from, words_from_positions
 
 THREADS = 128  # threads per block: each has a row of the block's shared arrays
 GRAB = 8  # deals a thread takes from the work counter at a time
@@ -64,10 +65,7 @@ if SIMULATOR:
     unrank_into = _as_on_device(unrank_into, 0, 2)
 
 
-EXHAUSTIVE = 0  # as kernels/strategies/sweep.py
-RANDOM = 1
-STATES = 2
-NAMES = {EXHAUSTIVE: "exhaustive_sweep", RANDOM: "random_sweep", STATES: "states_sweep"}
+NAMES = {mode: f"{name}_sweep" for mode, name in MODE_NAMES.items()}
 
 
 def specialised(mode: int):

@@ -1,7 +1,7 @@
-"""The sweep kernel and its wrappers: `run_exhaustive` (a rank range), `run_random` (a stream).
+"""The sweeps on the CPU: one kernel for a rank range, a random stream and random states (kernels/sweep/modes.py).
 
 One kernel plays both, one deal after another on one core: it makes deal j (the next deal of
-the range, or deal j of the random stream), plays it, and tallies it (kernels/strategies/tally.py).
+the range, or deal j of the random stream), plays it, and tallies it (kernels/tally.py).
 A third mode plays random trick-boundary states (the `states` strategy: deal j of the stream cut
 at a random place drawn after it, kernels/rng.py `random_cut`), hand 1 leading.
 The tally is written out here in the loop rather than in a helper taking the tally's arrays:
@@ -24,16 +24,11 @@ from .._jit import kernel
 from ..dealspace import DealSpace, step_deal
 from ..engines import FAST, default_brent_start, engine_named, new_workspace, pick_engine, play_one
 from ..engines.bitmask import hand_words, play2_words, rescan_from, words_from_positions
-from ..errors import BmnError
-from ..game import CYCLE, F_CARDS, F_OUTCOME, F_TRICKS, F_WINNER, N_FIELDS, GameResult
-from ..notation import format_deal
-from ..rng import deal_state, random_cut, random_deal, stream_key
-from .tally import (CARDS, CYCLES, DEALS, HIST_BINS, LONGEST_CARDS, LONGEST_INDEX, N_CAND, Candidate, ShardResult,
-                    grow, new_tally, tally_args)
-
-EXHAUSTIVE = 0
-RANDOM = 1
-STATES = 2  # RANDOM, each deal cut at its own random place (split[] is rewritten per state)
+from ..game import CYCLE, F_CARDS, F_OUTCOME, F_TRICKS, F_WINNER, N_FIELDS, keeps
+from ..rng import deal_state, random_cut, random_deal
+from ..tally import (CARDS, CYCLES, DEALS, HIST_BINS, LONGEST_CARDS, LONGEST_INDEX, N_CAND, ShardResult, grow,
+                     new_tally, tally_args)
+from .modes import EXHAUSTIVE, NO_FINITE, RANDOM, STATES
 
 
 @kernel
@@ -81,7 +76,7 @@ def sweep_kernel(mode, engine, seq, penalties, key, split, start, stop, min_card
             play2_words(m0, n0, q0, m1, n1, q1, seq, s0, 0, brent_start, row)
         else:
             play_one(engine, seq, split, 0, brent_start, ws, row)
-        # The tally (see kernels/strategies/tally.py).
+        # The tally (see kernels/tally.py).
         played = row[F_CARDS]
         stats[DEALS] += 1
         stats[CARDS] += played
@@ -97,8 +92,7 @@ def sweep_kernel(mode, engine, seq, penalties, key, split, start, stop, min_card
                 stats[LONGEST_INDEX] = j
                 longest_deal[:] = seq
                 longest_row[:] = row
-            # As GameResult.is_candidate, on the row.
-            keep = played >= min_cards or (min_tricks > 0 and row[F_TRICKS] >= min_tricks)
+            keep = keeps(played, row[F_TRICKS], min_cards, min_tricks)
         room = True
         if keep:
             room = _keep(seq, row, j, stats, cand_deals, cand_rows, cand_index)
@@ -124,23 +118,12 @@ def engine_for(space: DealSpace, engine: str = "auto") -> int:
 
 
 def run_exhaustive(space: DealSpace, lo: int, hi: int, *, min_cards: int, min_tricks: int = 0,
-                   engine: str = "auto", device: str = "cpu") -> ShardResult:
-    """Every deal of ranks [lo, hi), stepping from one deal to the next (no per-deal unranking).
-
-    Candidate indexes are offsets from `lo` (rank = lo + index). `device="gpu"`: the same result,
-    played on the GPU (kernels/strategies/gpusweep.py).
-    """
-    if device == "gpu":
-        from .gpusweep import run_exhaustive_gpu
-        return run_exhaustive_gpu(space, lo, hi, min_cards=min_cards, min_tricks=min_tricks)
-    lo, hi = int(lo), int(hi)
-    space.check_range(lo, hi)
+                   engine: str = "auto") -> ShardResult:
+    """Every deal of ranks [lo, hi), stepping from one deal to the next (no per-deal unranking)."""
     count = hi - lo
     tally = new_tally(space.deck.total, space.players)
     if count == 0:
         return _result(tally, space, lo)
-    if count >= 2**62:
-        raise BmnError(f"a shard of {count} deals is too large; cut the range into shards")
     seq = space.unrank_sequence(lo)
     split = np.array(space.split, dtype=np.int64)
     eng = engine_for(space, engine)
@@ -155,23 +138,14 @@ def run_exhaustive(space: DealSpace, lo: int, hi: int, *, min_cards: int, min_tr
         grow(tally)
 
 
-def run_random(space: DealSpace, seed: int, shard: int, count: int, *, start: int = 0, min_cards: int,
-               min_tricks: int = 0, engine: str = "auto", device: str = "cpu") -> ShardResult:
-    """Deals start..start+count-1 of the uniform random stream of (seed, shard).
-
-    Candidate indexes are deal numbers in the stream, so any candidate can be regenerated.
-    `device="gpu"`: the same result, played on the GPU (kernels/strategies/gpusweep.py).
-    """
-    if device == "gpu":
-        from .gpusweep import run_random_gpu
-        return run_random_gpu(space, seed, shard, count, start=start, min_cards=min_cards, min_tricks=min_tricks)
+def run_random(space: DealSpace, key, penalties, start: int, count: int, *, min_cards: int, min_tricks: int = 0,
+               engine: str = "auto") -> ShardResult:
+    """Deals start..start+count-1 of the random stream `key` (penalties: the deck's penalty cards)."""
     tally = new_tally(space.deck.total, space.players)
-    penalties = np.array([v for v in space.deck.cards() if v], dtype=np.uint8)
     split = np.array(space.split, dtype=np.int64)
     eng = engine_for(space, engine)
     brent = default_brent_start(space.deck.total)
-    key = stream_key(int(seed), int(shard))
-    j, stop = int(start), int(start) + int(count)
+    j, stop = start, start + count
     seq = np.zeros(space.deck.total, dtype=np.uint8)
     while True:
         j = sweep_kernel(RANDOM, eng, seq, penalties, key, split, j, stop, int(min_cards), int(min_tricks), brent,
@@ -181,57 +155,19 @@ def run_random(space: DealSpace, seed: int, shard: int, count: int, *, start: in
         grow(tally)
 
 
-NO_FINITE = 2**62  # min_cards that keeps no finished game: only cycles are candidates
-
-
-def run_random_states(space: DealSpace, seed: int, shard: int, count: int, *, start: int = 0, engine: str = "auto",
-                      device: str = "cpu") -> ShardResult:
-    """Random trick-boundary states start..start+count-1 of the stream (seed, shard), two players:
-    deal j of the stream, hand 1 holding its first `random_cut` cards and leading.
-
-    The result counts the states played, their cards and the states that cycle; every state that
-    cycles is a candidate (its hands cut where it was; its index is j). Finished games are not
-    tallied (a state is not a deal). `device="gpu"`: the same result, played on the GPU.
-    """
-    if space.players != 2:
-        raise BmnError("random states are two-player states")
-    key = stream_key(int(seed), int(shard))
-    penalties = np.array([v for v in space.deck.cards() if v], dtype=np.uint8)
-    if device == "gpu":
-        from .gpusweep import run_states_gpu
-        tally = run_states_gpu(space, key, penalties, int(count), start=int(start))
-    else:
-        tally = new_tally(space.deck.total, space.players)
-        split = np.array(space.split, dtype=np.int64)  # rewritten by the kernel for each state
-        eng = engine_for(space, engine)
-        brent = default_brent_start(space.deck.total)
-        j, stop = int(start), int(start) + int(count)
-        seq = np.zeros(space.deck.total, dtype=np.uint8)
-        while True:
-            j = sweep_kernel(STATES, eng, seq, penalties, key, split, j, stop, NO_FINITE, 0, brent, *tally_args(tally))
-            if j >= stop:
-                break
-            grow(tally)
-    stats = tally["stats"]
-    result = ShardResult.empty(space.players)
-    result.deals, result.cards, result.cycles = int(stats[DEALS]), int(stats[CARDS]), int(stats[CYCLES])
-    kept = int(stats[N_CAND])
-    index = tally["cand_index"][:kept].copy()
-    cuts = np.zeros(kept, dtype=np.int64)
-    rows = np.zeros((kept, space.deck.total), dtype=np.uint8)
-    states_at(key, penalties, index, rows, cuts)
-    letters = space.deck.max_value <= 4
-    result.candidates = [Candidate(format_deal([rows[k, :cuts[k]], rows[k, cuts[k]:]], letters), int(index[k]),
-                                   GameResult.from_row(tally["cand_rows"][k])) for k in range(kept)]
-    return result
-
-
-@kernel
-def states_at(key, penalties, indexes, out, cuts):
-    """States indexes[i] of the random stream `key`: the deal into out[i], hand 1's cards into cuts[i]."""
-    positions = np.zeros(out.shape[1], dtype=np.int64)
-    for i in range(indexes.shape[0]):
-        cuts[i] = random_cut(random_deal(deal_state(key, indexes[i]), positions, penalties, out[i]), out.shape[1])
+def states_tally(space: DealSpace, key, penalties, start: int, count: int, *, engine: str = "auto") -> dict:
+    """The tally of random states start..start+count-1 of the stream `key`, only cycles kept."""
+    tally = new_tally(space.deck.total, space.players)
+    split = np.array(space.split, dtype=np.int64)  # rewritten by the kernel for each state
+    eng = engine_for(space, engine)
+    brent = default_brent_start(space.deck.total)
+    j, stop = start, start + count
+    seq = np.zeros(space.deck.total, dtype=np.uint8)
+    while True:
+        j = sweep_kernel(STATES, eng, seq, penalties, key, split, j, stop, NO_FINITE, 0, brent, *tally_args(tally))
+        if j >= stop:
+            return tally
+        grow(tally)
 
 
 def _result(tally: dict, space: DealSpace, lo: int) -> ShardResult:

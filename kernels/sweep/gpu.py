@@ -1,6 +1,6 @@
 """The sweeps on a GPU: `run_random`, `run_exhaustive` and `run_random_states` with `device="gpu"` land here.
 
-The device plays every deal of the shard and tallies it (kernels/engines/gpu.py); this module
+The device plays every deal of the shard and tallies it (kernels/sweep/cuda.py); this module
 launches it, sums the threads' tallies, and replays on the CPU the few deals the device kept (the
 candidates, every cycle among them, and the longest game), so that their rows (preperiod, period,
 cycle id) are exactly the CPU engine's. The tally is then the one the CPU's sweep fills, read by
@@ -22,9 +22,10 @@ from ..dealspace import DealSpace
 from ..engines import FAST, default_brent_start, play_rows
 from ..engines.bitmask import fits
 from ..errors import BmnError
+from .modes import NO_FINITE
 from ..game import CYCLE, F_CARDS, F_OUTCOME, N_FIELDS
-from ..rng import deal_state, random_deal, stream_key
-from .tally import (CARDS, CYCLES, DEALS, HIST_BINS, LONGEST_CARDS, LONGEST_INDEX, N_CAND, N_STATS, ShardResult,
+from ..rng import deal_state, random_deal
+from ..tally import (CARDS, CYCLES, DEALS, HIST_BINS, LONGEST_CARDS, LONGEST_INDEX, N_CAND, N_STATS, ShardResult,
                     new_tally)
 
 REFUSAL = ("the GPU engine holds two-player deals of at most 64 cards and 16 penalty cards (the fast engine's); "
@@ -35,7 +36,7 @@ MIN_CAPACITY = 1024  # candidate slots of a launch (grown and relaunched if a sh
 def gpu():
     """The CUDA engine's module (numba-cuda imported), or a BmnError saying how to get it."""
     try:
-        from ..engines import gpu as engine
+        from . import cuda as engine
     except ImportError as error:
         raise BmnError(f"the GPU engine needs numba-cuda: pip install 'bmn[gpu]' ({error})") from None
     return engine
@@ -146,15 +147,12 @@ def random_deals_at(key, penalties, indexes, out):
         random_deal(deal_state(key, indexes[i]), positions, penalties, out[i])
 
 
-def run_random_gpu(space: DealSpace, seed: int, shard: int, count: int, *, start: int = 0, min_cards: int,
-                   min_tricks: int = 0) -> ShardResult:
-    """`run_random` on the GPU: the same deals, the same ShardResult."""
+def run_random(space: DealSpace, key, penalties, start: int, count: int, *, min_cards: int,
+               min_tricks: int = 0) -> ShardResult:
+    """Deals start..start+count-1 of the random stream `key` on the GPU: the CPU's ShardResult."""
     check_space(space)
     engine = gpu()
     total = space.deck.total
-    penalties = np.array([v for v in space.deck.cards() if v], dtype=np.uint8)
-    key = stream_key(int(seed), int(shard))
-    count, start = int(count), int(start)
 
     def deals_at(indexes):
         out = np.zeros((len(indexes), total), dtype=np.uint8)
@@ -165,21 +163,17 @@ def run_random_gpu(space: DealSpace, seed: int, shard: int, count: int, *, start
         return ShardResult.from_tally(_empty_tally(space), space)
     nothing = np.zeros(0, dtype=np.uint8)
     args = (np.uint64(key), penalties, nothing, 0, start, nothing.reshape(0, total), total,
-            space.split[0], count, engine.GRAB, default_brent_start(total), int(min_cards), int(min_tricks))
+            space.split[0], count, engine.GRAB, default_brent_start(total), min_cards, min_tricks)
     acc, histogram, cand_index = _launch(engine, engine.RANDOM, args, count)
     return ShardResult.from_tally(_tally(space, acc, histogram, cand_index, deals_at), space)
 
 
-def run_exhaustive_gpu(space: DealSpace, lo: int, hi: int, *, min_cards: int, min_tricks: int = 0) -> ShardResult:
-    """`run_exhaustive` on the GPU: the same deals, the same ShardResult (candidates carry offsets from lo)."""
+def run_exhaustive(space: DealSpace, lo: int, hi: int, *, min_cards: int, min_tricks: int = 0) -> ShardResult:
+    """Ranks [lo, hi) on the GPU: the CPU's ShardResult (candidates carry offsets from lo)."""
     check_space(space)
     engine = gpu()
-    lo, hi = int(lo), int(hi)
-    space.check_range(lo, hi)
     count = hi - lo
     total = space.deck.total
-    if count >= 2**62:
-        raise BmnError(f"a shard of {count} deals is too large; cut the range into shards")
 
     def deals_at(indexes):
         out = np.zeros((len(indexes), total), dtype=np.uint8)
@@ -201,17 +195,17 @@ def run_exhaustive_gpu(space: DealSpace, lo: int, hi: int, *, min_cards: int, mi
     counts = np.array(space.deck.counts, dtype=np.uint8)
     args = (np.uint64(0), np.zeros(0, dtype=np.uint8), counts, int(deal_count),
             lo if deal_count else 0, starts, total, space.split[0], count, engine.GRAB, default_brent_start(total),
-            int(min_cards), int(min_tricks))
+            min_cards, min_tricks)
     acc, histogram, cand_index = _launch(engine, engine.EXHAUSTIVE, args, count)
     result = ShardResult.from_tally(_tally(space, acc, histogram, cand_index, deals_at), space)
     result.rank_base = lo
     return result
 
 
-def run_states_gpu(space: DealSpace, key, penalties, count: int, *, start: int = 0) -> dict:
-    """The tally of `run_random_states`'s CPU sweep (kernels/strategies/sweep.py), played on the GPU:
-    states start..start+count-1 of the stream `key`, only cycles kept."""
-    from .sweep import NO_FINITE, states_at
+def states_tally(space: DealSpace, key, penalties, start: int, count: int) -> dict:
+    """The CPU's tally of random states start..start+count-1 of the stream `key` (only cycles kept),
+    played on the GPU."""
+    from . import states_at
     check_space(space)
     engine = gpu()
     total = space.deck.total

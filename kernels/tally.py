@@ -8,7 +8,7 @@ A shard's tally is a few fixed-size arrays, so tallies of different shards merge
     longest_deal, longest_row   the longest finite game (first met among equals) and its result
 Candidates (long finite games and every cycle) go into preallocated buffers; when they fill up
 the kernel stops and says where, and the Python wrapper grows them and carries on. The tallying
-itself is written out in the sweep kernel's loop (kernels/strategies/sweep.py); strategies that
+itself is written out in the sweep kernel's loop (kernels/sweep/cpu.py); strategies that
 play games one by one from Python tally them with `add_game` / `tally_games`.
 """
 
@@ -18,9 +18,9 @@ from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 
-from ..dealspace import DealSpace
-from ..game import N_FIELDS, GameResult
-from ..notation import format_deal
+from .dealspace import DealSpace
+from .game import N_FIELDS, GameResult
+from .notation import format_deal
 
 HIST_BINS = 16384
 DEALS, CARDS, CYCLES, N_CAND, LONGEST_CARDS, LONGEST_INDEX = range(6)

@@ -1,0 +1,107 @@
+"""The sweeps: play a run of deals one after another and tally them, on a CPU core or on a GPU.
+
+    modes.py   what every sweep shares: its modes (a rank range, a random stream, random states)
+    cpu.py     the CPU's sweep kernel (any engine; the bitmask engine's words kept across deals)
+    gpu.py     the GPU's host side: launch, sum the threads' tallies, replay the kept deals on the CPU
+    cuda.py    the GPU's kernels (numba-cuda; imported only when a GPU is asked for)
+
+The three entry points below check a shard, pick the device's module from `DEVICES` and return the
+same ShardResult on either: which deals a shard holds and which it keeps do not depend on the device.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+import numpy as np
+
+from .._jit import kernel
+from ..dealspace import DealSpace
+from ..errors import BmnError
+from ..game import GameResult
+from ..notation import format_deal
+from ..rng import deal_state, random_cut, random_deal, stream_key
+from ..tally import CARDS, CYCLES, DEALS, N_CAND, Candidate, ShardResult
+from .cpu import engine_for
+from .modes import EXHAUSTIVE, NO_FINITE, RANDOM, STATES
+
+# Each device's sweeps, by module (the GPU's imports numba-cuda, so it is imported when first asked for).
+DEVICES = {"cpu": "kernels.sweep.cpu", "gpu": "kernels.sweep.gpu"}
+
+__all__ = ["DEVICES", "EXHAUSTIVE", "NO_FINITE", "RANDOM", "STATES", "engine_for", "run_exhaustive", "run_random",
+           "run_random_states", "states_at"]
+
+
+def on(device: str):
+    """The module that plays sweeps on `device` (a key of DEVICES)."""
+    try:
+        return import_module(DEVICES[device])
+    except KeyError:
+        raise BmnError(f"unknown device {device!r}; choose one of {', '.join(DEVICES)}") from None
+
+
+def _engine(device: str, engine: str) -> dict:
+    # The CPU plays any engine; the GPU plays the bitmask engine's game only (gpu.check_space).
+    return {"engine": engine} if device == "cpu" else {}
+
+
+def run_exhaustive(space: DealSpace, lo: int, hi: int, *, min_cards: int, min_tricks: int = 0,
+                   engine: str = "auto", device: str = "cpu") -> ShardResult:
+    """Every deal of ranks [lo, hi), stepping from one deal to the next (no per-deal unranking).
+
+    Candidate indexes are offsets from `lo` (rank = lo + index)."""
+    lo, hi = int(lo), int(hi)
+    space.check_range(lo, hi)
+    if hi - lo >= 2**62:
+        raise BmnError(f"a shard of {hi - lo} deals is too large; cut the range into shards")
+    return on(device).run_exhaustive(space, lo, hi, min_cards=int(min_cards), min_tricks=int(min_tricks),
+                                     **_engine(device, engine))
+
+
+def _penalties(space: DealSpace) -> np.ndarray:
+    return np.array([v for v in space.deck.cards() if v], dtype=np.uint8)
+
+
+def run_random(space: DealSpace, seed: int, shard: int, count: int, *, start: int = 0, min_cards: int,
+               min_tricks: int = 0, engine: str = "auto", device: str = "cpu") -> ShardResult:
+    """Deals start..start+count-1 of the uniform random stream of (seed, shard).
+
+    Candidate indexes are deal numbers in the stream, so any candidate can be regenerated."""
+    key = stream_key(int(seed), int(shard))
+    return on(device).run_random(space, key, _penalties(space), int(start), int(count), min_cards=int(min_cards),
+                                 min_tricks=int(min_tricks), **_engine(device, engine))
+
+
+def run_random_states(space: DealSpace, seed: int, shard: int, count: int, *, start: int = 0, engine: str = "auto",
+                      device: str = "cpu") -> ShardResult:
+    """Random trick-boundary states start..start+count-1 of the stream (seed, shard), two players:
+    deal j of the stream, hand 1 holding its first `random_cut` cards and leading.
+
+    The result counts the states played, their cards and the states that cycle; every state that
+    cycles is a candidate (its hands cut where it was; its index is j). Finished games are not
+    tallied (a state is not a deal)."""
+    if space.players != 2:
+        raise BmnError("random states are two-player states")
+    key = stream_key(int(seed), int(shard))
+    penalties = _penalties(space)
+    tally = on(device).states_tally(space, key, penalties, int(start), int(count), **_engine(device, engine))
+    stats = tally["stats"]
+    result = ShardResult.empty(space.players)
+    result.deals, result.cards, result.cycles = int(stats[DEALS]), int(stats[CARDS]), int(stats[CYCLES])
+    kept = int(stats[N_CAND])
+    index = tally["cand_index"][:kept].copy()
+    cuts = np.zeros(kept, dtype=np.int64)
+    rows = np.zeros((kept, space.deck.total), dtype=np.uint8)
+    states_at(key, penalties, index, rows, cuts)
+    letters = space.deck.max_value <= 4
+    result.candidates = [Candidate(format_deal([rows[k, :cuts[k]], rows[k, cuts[k]:]], letters), int(index[k]),
+                                   GameResult.from_row(tally["cand_rows"][k])) for k in range(kept)]
+    return result
+
+
+@kernel
+def states_at(key, penalties, indexes, out, cuts):
+    """States indexes[i] of the random stream `key`: the deal into out[i], hand 1's cards into cuts[i]."""
+    positions = np.zeros(out.shape[1], dtype=np.int64)
+    for i in range(indexes.shape[0]):
+        cuts[i] = random_cut(random_deal(deal_state(key, indexes[i]), positions, penalties, out[i]), out.shape[1])
