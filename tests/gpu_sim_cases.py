@@ -4,7 +4,8 @@ The simulator is chosen when numba.cuda is first imported (NUMBA_ENABLE_CUDASIM=
 run in a process of their own: `python tests/gpu_sim_cases.py` prints one JSON object, each case's
 name with "" where the GPU's ShardResult equals the CPU's field by field (candidates, their rows
 and cycle ids, the histogram, the longest game) or the first difference. Keep the cases small: the
-simulator plays a deal in about a millisecond.
+simulator plays a random standard deal in about 8 milliseconds (a Python thread per lane, a block
+barrier every few segments).
 """
 
 from __future__ import annotations

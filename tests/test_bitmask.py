@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba import njit
 
 from kernels.engines.bitmask import MAX_FAST_VALUE, MAX_PENALTY, MAX_TOTAL, fits, hand_words, rescan_from
-from kernels.engines.bitmask import words_from_positions
-from kernels.rng import deal_state, random_deal, stream_key
+from kernels.engines.bitmask import penalty_words, random_positions, words_from_positions
+from kernels.rng import deal_state, random_cut, random_deal, stream_key
+
+from helpers import space
 
 STANDARD = [0] * 36 + [1, 2, 3, 4] * 4
 
@@ -101,3 +104,36 @@ def test_rescan_from_the_middle_of_a_deal_reads_only_that_hand():
 ])
 def test_fits_holds_two_players_64_cards_16_penalty_cards_values_to_15(shape, held):
     assert fits(*shape) is held
+
+
+@njit
+def _positions_both_ways(key, penalties, total, count, cut, out):
+    """Deals 0..count-1 of the stream by random_deal (with words_from_positions) and by random_positions
+    (with penalty_words): the rows whose positions, words or next state differ (0 expected)."""
+    seq = np.zeros(total, dtype=np.uint8)
+    full = np.zeros(total, dtype=np.int64)
+    sparse = np.full(total, 99, dtype=np.uint8)  # never filled: random_positions must not read what it did not write
+    n = penalties.shape[0]
+    bad = 0
+    for j in range(count):
+        a = random_deal(deal_state(key, j), full, penalties, seq)
+        b = random_positions(deal_state(key, j), sparse, n, total)
+        s0 = random_cut(a, total) if cut else total // 2
+        m0, n0, q0, m1, n1, q1 = words_from_positions(seq, full, n, s0)
+        w0, r0, w1, r1 = penalty_words(sparse, penalties, s0)
+        same = a == b and (m0, q0, m1, q1) == (w0, r0, w1, r1)
+        for t in range(n):
+            same = same and np.int64(sparse[t]) == full[t]
+        if not same:
+            bad += 1
+    out[0] = bad
+
+
+@pytest.mark.parametrize("deck", ["standard", "camicia", "0:6,1:2,2:2", "0:48,1:4,2:4,3:4,4:4", "0:50,7:5,9:9"])
+@pytest.mark.parametrize("cut", [False, True], ids=["halves", "random cuts"])
+def test_random_positions_draw_random_deals_deals(deck, cut):
+    sp = space(deck)
+    penalties = np.array([v for v in sp.deck.cards() if v], dtype=np.uint8)
+    out = np.zeros(1, dtype=np.int64)
+    _positions_both_ways(stream_key(5, 9), penalties, sp.deck.total, 20_000, cut, out)
+    assert out[0] == 0

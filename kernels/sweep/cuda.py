@@ -1,161 +1,325 @@
-"""The CUDA engine (numba-cuda, the optional extra `bmn[gpu]`): the sweeps, one game per thread.
+"""The sweeps' CUDA kernels (numba-cuda, the optional extra `bmn[gpu]`): a warp of games, no lane idle.
 
-The game is the bitmask engine's (kernels/engines/bitmask.py), compiled for the GPU from the same
-source: `game2`, `trick2` and the deal-making helpers are Numba functions that numba-cuda compiles
-as device functions, so the CPU and the GPU cannot disagree on a rule. A game lives in registers
-(three 64-bit words per hand and per pile; tests/test_gpu.py checks that the kernels' PTX holds no
-local memory). What a thread needs as an array (the deal it steps through, the penalty positions
-of a random deal) sits in shared memory, one row of 64 bytes per thread.
+The game is the bitmask engine's, cut into segments (kernels/engines/segments.py): free play up to
+the next penalty card, or one round of payment. Each thread (lane) plays one game at a time in one
+flat loop, one segment per iteration, with no loop inside a game on which the warp would have to
+converge: a lane whose game is in a long payment does not hold up a lane in free play, and a lane
+whose game ended takes the next deal at once instead of waiting for the warp's longest game.
 
-Work is handed out by a counter: a thread takes `grab` deals at a time (one atomic add) and comes
-back for more when they are played, so a thread whose games ended early does not wait for the
-others, and the whole shard is played whatever the launch's size.
+A block is one warp (THREADS = 32), with a queue of prepared deals in shared memory (QUEUE slots:
+the hands' words and the deal's index). Every CHECK iterations the warp meets at a checkpoint (one
+barrier, `syncthreads_count`, which also counts its lanes without a game); when the queue then holds
+fewer deals than the warp has lanes, the whole warp refills it together, each lane preparing one
+deal, so dealing, the costliest step after play, runs with every lane busy. Between checkpoints a
+lane whose game ended takes the next ready deal at once (two atomic operations in shared memory, no
+barrier). Deals are prepared without writing them out: a random deal is its penalty cards'
+positions (`random_positions`, the same draws as kernels/rng.py's `random_deal`, without the
+initialisation of a 52-entry array) turned into the hands' words (`penalty_words`); a rank range is
+stepped through by each lane in its own run of `grab` consecutive ranks, in a shared-memory column.
+Shared arrays indexed by a lane are laid out [entry, lane], so a warp's 32 lanes touch 32 different
+banks.
 
-What a thread keeps in registers and writes once at the end (`acc`, one row per thread): deals,
-cards of the finished games, cycles, wins of each hand, its longest finished game (cards, and the
-first index that reached it). The histogram takes one atomic add per finished game; a deal worth
-keeping (a long game, or a cycle: Brent's algorithm on the device finds the period exactly) puts
-its index into `cand_index`. The host (kernels/sweep/gpu.py) then replays the few kept
-deals and the longest on the CPU, which gives their exact rows (preperiod, cycle id) and makes the
-GPU's ShardResult equal to the CPU's.
+Work is handed out by a global counter: a lane takes `grab` deal numbers at a time (one atomic add)
+and prepares them one per refill, so any launch size plays the whole shard, and a lane's deals come
+in increasing order.
 
-Importing this module imports numba.cuda; everything else in bmn imports it only when a GPU is
-asked for. Under numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1) the same kernels run in Python
-threads on the CPU: that is how the tests check them on machines without a GPU.
+What a lane keeps in registers and writes once at the end (`acc`, one row per thread): deals, cards
+of the finished games, cycles, wins of each hand, its longest finished game (cards, and the first
+index that reached it). Game lengths under HIST_SHARED cards are counted in a histogram in shared
+memory, added to the global one once per block at the end; a deal worth keeping (a long game, or a
+cycle: Brent's algorithm finds the exact period at trick boundaries, as `game2` does) puts its index
+into `cand_index`. The host (kernels/sweep/gpu.py) replays the few kept deals and the longest on the
+CPU for their exact rows, which makes a GPU shard's ShardResult equal to the CPU's.
+
+Importing this module imports numba.cuda; everything else in bmn imports it only when a GPU is asked
+for. Under numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1) the same kernels run in Python threads on
+the CPU: that is how the tests check them on machines without a GPU.
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 from numba import config, cuda, types
 
 from .._jit import kernel
 from ..dealspace import step_deal, unrank_into
-from ..rng import deal_state, random_cut, random_deal
-from .modes import EXHAUSTIVE, NAMES as MODE_NAMES, NO_FINITE, RANDOM, STATES
-from ..engines.bitmask import MAX_TOTAL, game2, hand_words, rescan_from, words_from_positions
+from ..engines.bitmask import MAX_TOTAL, hand_words, penalty_words, random_positions, rescan_from
+from ..engines.segments import MID, OVER, step
+from ..game import keeps
+from ..rng import deal_state, random_cut
+from .modes import EXHAUSTIVE, NAMES as MODE_NAMES, STATES
 
-THREADS = 128  # threads per block: each has a row of the block's shared arrays
-GRAB = 8  # deals a thread takes from the work counter at a time
+THREADS = 32  # threads per block: one warp, which shares a queue of deals
+QUEUE = 64  # prepared deals per block: a refill (one per lane) on top of fewer than THREADS left
+HIST_SHARED = 1024  # game lengths (cards) counted in shared memory; longer ones go to the global histogram
+GRAB = 32  # deal numbers a lane takes from the work counter at a time
+CHECK = 4  # iterations from one checkpoint (a barrier of the warp, a refill if the queue runs low) to the next
+PUT, READY, HEAD, SEEN = range(4)  # the queue's counters in shared memory (SEEN, SEEN + 1: see the loop)
 # acc's columns (one row per thread)
 A_DEALS, A_CARDS, A_CYCLES, A_WIN0, A_WIN1, A_BEST_CARDS, A_BEST_INDEX = range(7)
 N_ACC = 7
-U0 = np.uint64(0)
 SIMULATOR = bool(config.ENABLE_CUDASIM)  # numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1): no device
+U0 = np.uint64(0)
+W0 = np.uint32(0)
 
 
 if SIMULATOR:
     # The simulator runs a kernel as Python, so each call below is a call from Python into Numba,
     # where its arrays come wrapped and a 64-bit word comes back as a Python int (typed int64 when
     # it is small enough, which mixed with uint64 gives floats). These wrappers give the functions
-    # what the device gives them: plain arrays, and the words (argument positions listed) as uint64.
-    def _as_on_device(fn, *words):
+    # what the device gives them: plain arrays, and the words (argument positions listed) as uint64
+    # and the small numbers as uint32.
+    def _as_on_device(fn, words=(), small=()):
         def call(*args):
-            return fn(*(np.uint64(a) if i in words else getattr(a, "_ary", a) for i, a in enumerate(args)))
+            return fn(*(np.uint64(a) if i in words else np.uint32(a) if i in small else getattr(a, "_ary", a)
+                        for i, a in enumerate(args)))
         return call
 
-    deal_state = _as_on_device(deal_state, 0)
-    random_deal = _as_on_device(random_deal, 0)
-    random_cut = _as_on_device(random_cut, 0)
-    words_from_positions = _as_on_device(words_from_positions)
+    deal_state = _as_on_device(deal_state, (0,))
+    random_cut = _as_on_device(random_cut, (0,))
+    random_positions = _as_on_device(random_positions, (0,))
+    penalty_words = _as_on_device(penalty_words)
     hand_words = _as_on_device(hand_words)
-    game2 = _as_on_device(game2, 0, 1, 2, 3, 4, 5)
-    rescan_from = _as_on_device(rescan_from, 3, 4)
+    rescan_from = _as_on_device(rescan_from, (3, 4))
     step_deal = _as_on_device(step_deal)
-    unrank_into = _as_on_device(unrank_into, 0, 2)
-
+    unrank_into = _as_on_device(unrank_into, (0, 2))
+    step = _as_on_device(step, (0, 2, 3, 5, 8, 9), (1, 4, 6, 7, 10, 11))
+    # The simulator's threads meet at a barrier every few segments; with Python's default switch
+    # interval (5 ms) each barrier waits for threads that hold the GIL without work to do.
+    sys.setswitchinterval(0.0002)
 
 NAMES = {mode: f"{name}_sweep" for mode, name in MODE_NAMES.items()}
 
 
 def specialised(mode: int):
     """The sweep kernel for one mode: `mode` is a constant of the compiled code, so each kernel holds
-    only its own branch (the random sweep needs far fewer registers than the exhaustive one)."""
+    only its own branch."""
+    seq_rows = MAX_TOTAL if mode == EXHAUSTIVE else 1  # a lane's current deal: the exhaustive sweep's only
 
     def sweep(key, penalties, counts, deal_count, first, starts, total, s0, count, grab, brent_start, min_cards,
               min_tricks, counter, acc, histogram, n_cand, cand_index):
-        """Play `count` deals and tally them, as the CPU's sweep kernel does.
+        """Play `count` deals and tally them, as the CPU's sweep kernel does (kernels/sweep/modes.py).
 
-        RANDOM: deals first..first+count-1 of the random stream `key` (kernels/rng.py; `penalties` lists
-        the deck's penalty cards); a deal's index is its number in the stream.
+        RANDOM: deals first..first+count-1 of the random stream `key` (`penalties` lists the deck's
+        penalty cards); a deal's index is its number in the stream.
         STATES: as RANDOM, each deal cut at its own random place (kernels/rng.py `random_cut`), not at s0.
         EXHAUSTIVE: ranks first..first+count-1, `grab` consecutive ranks per take, stepped through as the
         CPU steps (a deal's index is its offset from `first`). A take's first deal is unranked on the
         device when the deal space has fewer than 2^63 deals (`deal_count`, `counts` the deck's cards of
         each value); otherwise it is row a // grab of `starts`, unranked by the host.
         """
-        tid = cuda.grid(1)
-        row = cuda.threadIdx.x
-        seq = cuda.shared.array((THREADS, MAX_TOTAL), types.uint8)[row, :total]
-        scratch = cuda.shared.array((THREADS, MAX_TOTAL), types.uint8)[row]  # penalty positions, or counts left
+        lane = cuda.threadIdx.x
+        # Shared arrays: [entry, lane] where a lane has its own column (32 lanes, 32 banks).
+        scratch = cuda.shared.array((MAX_TOTAL, THREADS), types.uint8)[:, lane]  # positions, or counts left
+        seq = cuda.shared.array((seq_rows, THREADS), types.uint8)[:total, lane]
+        queue_m0 = cuda.shared.array(QUEUE, types.uint64)
+        queue_q0 = cuda.shared.array(QUEUE, types.uint64)
+        queue_m1 = cuda.shared.array(QUEUE, types.uint64)
+        queue_q1 = cuda.shared.array(QUEUE, types.uint64)
+        queue_n0 = cuda.shared.array(QUEUE, types.uint32)
+        queue_j = cuda.shared.array(QUEUE, types.int64)
+        # The queue's counters: [PUT] slots written by this refill, [READY] deals that may be taken,
+        # [HEAD] deals taken since the start (the next one's slot is HEAD % QUEUE), [SEEN + c % 2] READY
+        # as lane 0 saw it just before checkpoint c.
+        ticket = cuda.shared.array(5, types.int64)
+        lengths = cuda.shared.array(HIST_SHARED, types.uint32)
+        for i in range(lane, HIST_SHARED, cuda.blockDim.x):
+            lengths[i] = 0
+        if lane < 5:
+            ticket[lane] = 0
         n_penalty = penalties.shape[0]
-        s1 = total - s0
-        m0 = n0 = q0 = m1 = n1 = q1 = U0
-        deals = 0
+        bins = histogram.shape[0]
+        # The lane's run of deal numbers [nxt, end), and (exhaustive) the words of deal nxt.
+        nxt = np.int64(0)
+        end = np.int64(0)
+        m0 = q0 = m1 = q1 = U0
+        n0 = np.uint32(s0)
+        n1 = np.uint32(total - s0)
+        put = np.int64(0)  # deals written into the queue since the start (the same in every lane)
+        exhausted = False
+        # The lane's game: the segments' state, its tricks and cards, Brent's saved state.
+        playing = False
+        mX = qX = mY = qY = pm = pq = U0
+        nX = nY = who = v = pl = pc = W0
+        j = np.int64(0)
+        tricks = 0
         cards = 0
+        s_who = s_nX = W0
+        s_mX = s_qX = s_mY = s_qY = U0
+        power = 1
+        lam = 0
+        # The lane's tally.
+        deals = 0
+        total_cards = 0
         cycles = 0
         win0 = 0
         win1 = 0
         best_cards = -1
         best_index = -1
-        bins = histogram.shape[0]
+        cuda.syncthreads()
+        turn = 0
         while True:
-            a = cuda.atomic.add(counter, 0, grab)
-            if a >= count:
-                break
-            b = min(a + grab, count)
-            if mode == EXHAUSTIVE:
-                if starts.shape[0] > 0:
-                    for i in range(total):
-                        seq[i] = starts[a // grab, i]
+            if turn % CHECK == 0:
+                # A checkpoint, the whole warp at once: done, or refill the queue if it runs low. Every lane
+                # must decide alike, so all read the count of ready deals lane 0 saw before the barrier: takes
+                # after that only lower it, so the queue never overflows and "none ready" is never wrong.
+                # (Two cells, one per checkpoint's parity: lane 0 writes the next before a slow lane has
+                # surely read this one.)
+                seen = SEEN + (turn // CHECK) % 2
+                if lane == 0:
+                    ticket[seen] = ticket[READY]
+                idle = cuda.syncthreads_count(np.int32(not playing))
+                ready = ticket[seen]
+                if idle == cuda.blockDim.x and exhausted and ready <= 0:
+                    break
+                if ready < cuda.blockDim.x and not exhausted:
+                    # Each lane prepares its next deal, if it has one.
+                    if nxt == end:
+                        a = np.int64(cuda.atomic.add(counter, 0, grab))
+                        if a < count:
+                            nxt = a
+                            end = min(a + grab, count)
+                            if mode == EXHAUSTIVE:
+                                if starts.shape[0] > 0:
+                                    for i in range(total):
+                                        seq[i] = starts[a // grab, i]
+                                else:
+                                    unrank_into(first + a, counts, deal_count, scratch, seq)
+                                m0, n0_, q0 = hand_words(seq, 0, s0)
+                                m1, n1_, q1 = hand_words(seq, s0, total - s0)
+                    made = nxt < end
+                    if made:
+                        if mode == EXHAUSTIVE:
+                            index = nxt
+                        else:
+                            index = first + nxt
+                            drawn = random_positions(deal_state(key, index), scratch, n_penalty, total)
+                            if mode == STATES:
+                                n0 = np.uint32(random_cut(drawn, total))
+                                n1 = np.uint32(total - n0)
+                            m0, q0, m1, q1 = penalty_words(scratch, penalties, n0)
+                        slot = (put + cuda.atomic.add(ticket, PUT, 1)) % QUEUE
+                        queue_m0[slot] = m0
+                        queue_q0[slot] = q0
+                        queue_m1[slot] = m1
+                        queue_q1[slot] = q1
+                        queue_n0[slot] = n0
+                        queue_j[slot] = index
+                        nxt += 1
+                        if mode == EXHAUSTIVE and nxt < end:
+                            # As the CPU's sweep: only the cards from `changed` on are new.
+                            changed = step_deal(seq)
+                            if changed >= s0:
+                                m1, q1 = rescan_from(seq, s0, total - s0, m1, q1, changed - s0)
+                            else:
+                                m0, q0 = rescan_from(seq, 0, s0, m0, q0, changed)
+                                m1, n1_, q1 = hand_words(seq, s0, total - s0)
+                    added = cuda.syncthreads_count(np.int32(made))  # the slots are written before they are offered
+                    put += added
+                    exhausted = added == 0
+                    if lane == 0:
+                        ticket[PUT] = 0  # used again only after the next checkpoint's barrier
+                        cuda.atomic.add(ticket, READY, added)
+            turn += 1
+            if not playing:
+                # Take the next deal, if one is ready (without a barrier: a lane whose game ended between
+                # checkpoints starts its next game at once).
+                if cuda.atomic.sub(ticket, READY, 1) > 0:
+                    slot = cuda.atomic.add(ticket, HEAD, 1) % QUEUE
+                    mX = queue_m0[slot]
+                    qX = queue_q0[slot]
+                    mY = queue_m1[slot]
+                    qY = queue_q1[slot]
+                    nX = queue_n0[slot]
+                    nY = np.uint32(total - nX)
+                    j = queue_j[slot]
+                    who = v = W0
+                    tricks = 0
+                    cards = 0
+                    s_who, s_mX, s_nX, s_qX, s_mY, s_qY = who, mX, nX, qX, mY, qY
+                    power = 1
+                    lam = 0
+                    playing = True
+                    if nX == W0 or nY == W0:
+                        # A hand without cards: the other wins before any trick (as game2).
+                        who = np.uint32(nX == W0)
+                        playing = False
+                        deals, total_cards, win0, win1, best_cards, best_index = _finished(
+                            who, tricks, cards, j, min_cards, min_tricks, lengths, histogram, bins, n_cand, cand_index,
+                            deals, total_cards, win0, win1, best_cards, best_index)
                 else:
-                    unrank_into(first + a, counts, deal_count, scratch, seq)
-                m0, n0, q0 = hand_words(seq, 0, s0)
-                m1, n1, q1 = hand_words(seq, s0, s1)
-            for o in range(a, b):
-                j = o
-                if mode != EXHAUSTIVE:
-                    j = first + o
-                    drawn = random_deal(deal_state(key, j), scratch[:total], penalties, seq)
-                    cut = s0
-                    if mode == STATES:
-                        cut = random_cut(drawn, total)
-                    m0, n0, q0, m1, n1, q1 = words_from_positions(seq, scratch, n_penalty, cut)
-                period, winner, tricks, played = game2(m0, n0, q0, m1, n1, q1, 0, brent_start)
-                deals += 1
-                keep = True
-                if period != 0:
-                    cycles += 1
-                else:
-                    c = np.int64(played)
-                    cards += c
-                    if winner == U0:
-                        win0 += 1
-                    else:
-                        win1 += 1
-                    cuda.atomic.add(histogram, min(c, bins - 1), 1)
-                    if c > best_cards:
-                        best_cards = c
-                        best_index = j
-                    keep = c >= min_cards or (min_tricks > 0 and tricks >= min_tricks)
-                if keep:
-                    slot = cuda.atomic.add(n_cand, 0, 1)
-                    if slot < cand_index.shape[0]:
-                        cand_index[slot] = j
-                if mode == EXHAUSTIVE and o + 1 < b:
-                    # As the CPU's sweep: only the cards from `changed` on are new.
-                    changed = step_deal(seq)
-                    if changed >= s0:
-                        m1, q1 = rescan_from(seq, s0, s1, m1, q1, changed - s0)
-                    else:
-                        m0, q0 = rescan_from(seq, 0, s0, m0, q0, changed)
-                        m1, n1, q1 = hand_words(seq, s0, s1)
+                    cuda.atomic.add(ticket, READY, 1)  # none was ready: give the count back
+            if playing:
+                mX, nX, qX, mY, nY, qY, who, v, pm, pq, pl, pc, event = step(mX, nX, qX, mY, nY, qY, who, v, pm, pq,
+                                                                              pl, pc)
+                if event != MID:
+                    tricks += 1
+                    cards += np.int64(pl)
+                    if event == OVER:
+                        playing = False
+                        deals, total_cards, win0, win1, best_cards, best_index = _finished(
+                            who, tricks, cards, j, min_cards, min_tricks, lengths, histogram, bins, n_cand, cand_index,
+                            deals, total_cards, win0, win1, best_cards, best_index)
+                    elif tricks > brent_start:
+                        # Brent's algorithm at trick boundaries, as game2.
+                        lam += 1
+                        if ((who ^ s_who) | (nX ^ s_nX)) == W0 and ((mX ^ s_mX) | (qX ^ s_qX) | (mY ^ s_mY)
+                                                                     | (qY ^ s_qY)) == U0:
+                            # A cycle: every cycle is kept (the host replays it for its figures).
+                            playing = False
+                            deals += 1
+                            cycles += 1
+                            _keep(j, n_cand, cand_index)
+                        elif lam == power:
+                            s_who, s_mX, s_nX, s_qX, s_mY, s_qY = who, mX, nX, qX, mY, qY
+                            power *= 2
+                            lam = 0
+                    elif tricks == brent_start:
+                        s_who, s_mX, s_nX, s_qX, s_mY, s_qY = who, mX, nX, qX, mY, qY
+        # The block's histogram into the global one, and the lane's tally.
+        cuda.syncthreads()
+        for i in range(lane, HIST_SHARED, cuda.blockDim.x):
+            if lengths[i] > 0:
+                cuda.atomic.add(histogram, min(i, bins - 1), np.int64(lengths[i]))
+        tid = cuda.grid(1)
         if tid < acc.shape[0]:
-            _write(acc, tid, deals, cards, cycles, win0, win1, best_cards, best_index)
+            _write(acc, tid, deals, total_cards, cycles, win0, win1, best_cards, best_index)
 
     # Named for its mode, in the PTX and in a profiler's list of kernels.
     sweep.__name__ = sweep.__qualname__ = NAMES[mode]
     return sweep
+
+
+@cuda.jit(device=True, inline="always")
+def _keep(j, n_cand, cand_index):
+    slot = cuda.atomic.add(n_cand, 0, 1)
+    if slot < cand_index.shape[0]:
+        cand_index[slot] = j
+
+
+@cuda.jit(device=True, inline="always")
+def _finished(winner, tricks, cards, j, min_cards, min_tricks, lengths, histogram, bins, n_cand, cand_index,
+              deals, total_cards, win0, win1, best_cards, best_index):
+    """A finished game into the lane's tally; returns the tally."""
+    deals += 1
+    total_cards += cards
+    if winner == W0:
+        win0 += 1
+    else:
+        win1 += 1
+    if cards < HIST_SHARED:
+        cuda.atomic.add(lengths, cards, 1)
+    else:
+        cuda.atomic.add(histogram, min(cards, bins - 1), 1)
+    # The first index met among equals (a lane's deals come in increasing order, but say it anyway).
+    if cards > best_cards or (cards == best_cards and j < best_index):
+        best_cards = cards
+        best_index = j
+    if keeps(cards, tricks, min_cards, min_tricks):
+        _keep(j, n_cand, cand_index)
+    return deals, total_cards, win0, win1, best_cards, best_index
 
 
 @kernel(inline="always")

@@ -22,7 +22,7 @@ from ..dealspace import DealSpace
 from ..engines import FAST, default_brent_start, play_rows
 from ..engines.bitmask import fits
 from ..errors import BmnError
-from .modes import NO_FINITE
+from .modes import EXHAUSTIVE, NO_FINITE, RANDOM, STATES
 from ..game import CYCLE, F_CARDS, F_OUTCOME, N_FIELDS
 from ..rng import deal_state, random_deal
 from ..tally import (CARDS, CYCLES, DEALS, HIST_BINS, LONGEST_CARDS, LONGEST_INDEX, N_CAND, N_STATS, ShardResult,
@@ -75,12 +75,13 @@ def check_space(space: DealSpace) -> None:
 
 
 def launch_size(engine, work_items: int) -> tuple[int, int]:
-    """(blocks, threads per block): enough to fill the device (a few blocks per multiprocessor), fewer
-    for a small shard; every thread takes work from the counter, so any size plays the whole shard.
-    Under the simulator (a Python thread per CUDA thread) one small block."""
+    """(blocks, threads per block): a block is one warp (the kernel's THREADS, which it needs), and
+    enough blocks to fill the device (32 one-warp blocks per multiprocessor, the most sm_90 holds),
+    fewer for a small shard; every lane takes work from the counter, so any number plays the whole
+    shard. Under the simulator (a Python thread per CUDA thread) one block."""
     if engine.SIMULATOR:
-        return 1, 16
-    fill = int(engine.cuda.get_current_device().MULTIPROCESSOR_COUNT) * 8
+        return 1, engine.THREADS
+    fill = int(engine.cuda.get_current_device().MULTIPROCESSOR_COUNT) * 32
     return max(1, min(-(-work_items // engine.THREADS), fill)), engine.THREADS
 
 
@@ -164,7 +165,7 @@ def run_random(space: DealSpace, key, penalties, start: int, count: int, *, min_
     nothing = np.zeros(0, dtype=np.uint8)
     args = (np.uint64(key), penalties, nothing, 0, start, nothing.reshape(0, total), total,
             space.split[0], count, engine.GRAB, default_brent_start(total), min_cards, min_tricks)
-    acc, histogram, cand_index = _launch(engine, engine.RANDOM, args, count)
+    acc, histogram, cand_index = _launch(engine, RANDOM, args, count)
     return ShardResult.from_tally(_tally(space, acc, histogram, cand_index, deals_at), space)
 
 
@@ -196,7 +197,7 @@ def run_exhaustive(space: DealSpace, lo: int, hi: int, *, min_cards: int, min_tr
     args = (np.uint64(0), np.zeros(0, dtype=np.uint8), counts, int(deal_count),
             lo if deal_count else 0, starts, total, space.split[0], count, engine.GRAB, default_brent_start(total),
             min_cards, min_tricks)
-    acc, histogram, cand_index = _launch(engine, engine.EXHAUSTIVE, args, count)
+    acc, histogram, cand_index = _launch(engine, EXHAUSTIVE, args, count)
     result = ShardResult.from_tally(_tally(space, acc, histogram, cand_index, deals_at), space)
     result.rank_base = lo
     return result
@@ -221,7 +222,7 @@ def states_tally(space: DealSpace, key, penalties, start: int, count: int) -> di
     nothing = np.zeros(0, dtype=np.uint8)
     args = (np.uint64(key), penalties, nothing, 0, start, nothing.reshape(0, total), total,
             space.split[0], count, engine.GRAB, default_brent_start(total), NO_FINITE, 0)
-    acc, histogram, cand_index = _launch(engine, engine.STATES, args, count)
+    acc, histogram, cand_index = _launch(engine, STATES, args, count)
     return _tally(space, acc, histogram, cand_index, deals_at)
 
 
