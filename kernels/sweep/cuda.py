@@ -60,6 +60,9 @@ PUT, READY, HEAD, SEEN = range(4)  # the queue's counters in shared memory (SEEN
 # acc's columns (one row per thread)
 A_DEALS, A_CARDS, A_CYCLES, A_WIN0, A_WIN1, A_BEST_CARDS, A_BEST_INDEX = range(7)
 N_ACC = 7
+I0 = np.int32(0)
+I1 = np.int32(1)
+i32 = np.int32
 SIMULATOR = bool(config.ENABLE_CUDASIM)  # numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1): no device
 U0 = np.uint64(0)
 W0 = np.uint32(0)
@@ -137,29 +140,29 @@ def specialised(mode: int):
         m0 = q0 = m1 = q1 = U0
         n0 = np.uint32(s0)
         n1 = np.uint32(total - s0)
-        put = np.int64(0)  # deals written into the queue since the start (the same in every lane)
+        put = I0  # the next refill's first slot (the same in every lane)
         exhausted = False
         # The lane's game: the segments' state, its tricks and cards, Brent's saved state.
         playing = False
         mX = qX = mY = qY = pm = pq = U0
         nX = nY = who = v = pl = pc = W0
         j = np.int64(0)
-        tricks = 0
-        cards = 0
+        tricks = I0
+        cards = I0
         s_who = s_nX = W0
         s_mX = s_qX = s_mY = s_qY = U0
-        power = 1
-        lam = 0
-        # The lane's tally.
-        deals = 0
-        total_cards = 0
-        cycles = 0
-        win0 = 0
-        win1 = 0
-        best_cards = -1
+        power = I1
+        lam = I0
+        # The lane's tally (32-bit counts: a lane plays far fewer than 2^31 deals in a launch).
+        deals = I0
+        total_cards = np.int64(0)
+        cycles = I0
+        win0 = I0
+        win1 = I0
+        best_cards = np.int32(-1)
         best_index = -1
         cuda.syncthreads()
-        turn = 0
+        turn = I0
         while True:
             if turn % CHECK == 0:
                 # A checkpoint, the whole warp at once: done, or refill the queue if it runs low. Every lane
@@ -167,7 +170,7 @@ def specialised(mode: int):
                 # after that only lower it, so the queue never overflows and "none ready" is never wrong.
                 # (Two cells, one per checkpoint's parity: lane 0 writes the next before a slow lane has
                 # surely read this one.)
-                seen = SEEN + (turn // CHECK) % 2
+                seen = SEEN + ((turn // CHECK) & 1)
                 if lane == 0:
                     ticket[seen] = ticket[READY]
                 idle = cuda.syncthreads_count(np.int32(not playing))
@@ -217,12 +220,12 @@ def specialised(mode: int):
                                 m0, q0 = rescan_from(seq, 0, s0, m0, q0, changed)
                                 m1, n1_, q1 = hand_words(seq, s0, total - s0)
                     added = cuda.syncthreads_count(np.int32(made))  # the slots are written before they are offered
-                    put += added
+                    put = i32((put + added) % QUEUE)
                     exhausted = added == 0
                     if lane == 0:
                         ticket[PUT] = 0  # used again only after the next checkpoint's barrier
                         cuda.atomic.add(ticket, READY, added)
-            turn += 1
+            turn = i32(turn + 1)
             if not playing:
                 # Take the next deal, if one is ready (without a barrier: a lane whose game ended between
                 # checkpoints starts its next game at once).
@@ -236,11 +239,11 @@ def specialised(mode: int):
                     nY = np.uint32(total - nX)
                     j = queue_j[slot]
                     who = v = W0
-                    tricks = 0
-                    cards = 0
+                    tricks = I0
+                    cards = I0
                     s_who, s_mX, s_nX, s_qX, s_mY, s_qY = who, mX, nX, qX, mY, qY
-                    power = 1
-                    lam = 0
+                    power = I1
+                    lam = I0
                     playing = True
                     if nX == W0 or nY == W0:
                         # A hand without cards: the other wins before any trick (as game2).
@@ -255,8 +258,8 @@ def specialised(mode: int):
                 mX, nX, qX, mY, nY, qY, who, v, pm, pq, pl, pc, event = step(mX, nX, qX, mY, nY, qY, who, v, pm, pq,
                                                                               pl, pc)
                 if event != MID:
-                    tricks += 1
-                    cards += np.int64(pl)
+                    tricks = i32(tricks + 1)
+                    cards = i32(cards + pl)
                     if event == OVER:
                         playing = False
                         deals, total_cards, win0, win1, best_cards, best_index = _finished(
@@ -264,18 +267,18 @@ def specialised(mode: int):
                             deals, total_cards, win0, win1, best_cards, best_index)
                     elif tricks > brent_start:
                         # Brent's algorithm at trick boundaries, as game2.
-                        lam += 1
+                        lam = i32(lam + 1)
                         if ((who ^ s_who) | (nX ^ s_nX)) == W0 and ((mX ^ s_mX) | (qX ^ s_qX) | (mY ^ s_mY)
                                                                      | (qY ^ s_qY)) == U0:
                             # A cycle: every cycle is kept (the host replays it for its figures).
                             playing = False
-                            deals += 1
-                            cycles += 1
+                            deals = i32(deals + 1)
+                            cycles = i32(cycles + 1)
                             _keep(j, n_cand, cand_index)
                         elif lam == power:
                             s_who, s_mX, s_nX, s_qX, s_mY, s_qY = who, mX, nX, qX, mY, qY
-                            power *= 2
-                            lam = 0
+                            power = i32(power * 2)
+                            lam = I0
                     elif tricks == brent_start:
                         s_who, s_mX, s_nX, s_qX, s_mY, s_qY = who, mX, nX, qX, mY, qY
         # The block's histogram into the global one, and the lane's tally.
@@ -303,12 +306,12 @@ def _keep(j, n_cand, cand_index):
 def _finished(winner, tricks, cards, j, min_cards, min_tricks, lengths, histogram, bins, n_cand, cand_index,
               deals, total_cards, win0, win1, best_cards, best_index):
     """A finished game into the lane's tally; returns the tally."""
-    deals += 1
+    deals = i32(deals + 1)
     total_cards += cards
     if winner == W0:
-        win0 += 1
+        win0 = i32(win0 + 1)
     else:
-        win1 += 1
+        win1 = i32(win1 + 1)
     if cards < HIST_SHARED:
         cuda.atomic.add(lengths, cards, 1)
     else:
