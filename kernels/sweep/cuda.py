@@ -31,6 +31,10 @@ cycle: Brent's algorithm finds the exact period at trick boundaries, as `game2` 
 into `cand_index`. The host (kernels/sweep/gpu.py) replays the few kept deals and the longest on the
 CPU for their exact rows, which makes a GPU shard's ShardResult equal to the CPU's.
 
+Comments `# @name` mark where each kind of work starts in the loop (a checkpoint, a refill, a take,
+a segment, a trick's end, a game's end): benchmarks/sass.py finds them in the
+kernel's SASS through its line table, to count what each costs.
+
 Importing this module imports numba.cuda; everything else in bmn imports it only when a GPU is asked
 for. Under numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1) the same kernels run in Python threads on
 the CPU: that is how the tests check them on machines without a GPU.
@@ -55,7 +59,7 @@ THREADS = 32  # threads per block: one warp, which shares a queue of deals
 QUEUE = 64  # prepared deals per block: a refill (one per lane) on top of fewer than THREADS left
 HIST_SHARED = 1024  # game lengths (cards) counted in shared memory; longer ones go to the global histogram
 GRAB = 32  # deal numbers a lane takes from the work counter at a time
-CHECK = 4  # iterations from one checkpoint (a barrier of the warp, a refill if the queue runs low) to the next
+CHECK = 8  # iterations from one checkpoint (a barrier of the warp, a refill if the queue runs low) to the next
 PUT, READY, HEAD, SEEN = range(4)  # the queue's counters in shared memory (SEEN, SEEN + 1: see the loop)
 # acc's columns (one row per thread)
 A_DEALS, A_CARDS, A_CYCLES, A_WIN0, A_WIN1, A_BEST_CARDS, A_BEST_INDEX = range(7)
@@ -126,7 +130,7 @@ def specialised(mode: int):
         # The queue's counters: [PUT] slots written by this refill, [READY] deals that may be taken,
         # [HEAD] deals taken since the start (the next one's slot is HEAD % QUEUE), [SEEN + c % 2] READY
         # as lane 0 saw it just before checkpoint c.
-        ticket = cuda.shared.array(5, types.int64)
+        ticket = cuda.shared.array(5, types.int32)
         lengths = cuda.shared.array(HIST_SHARED, types.uint32)
         for i in range(lane, HIST_SHARED, cuda.blockDim.x):
             lengths[i] = 0
@@ -164,7 +168,7 @@ def specialised(mode: int):
         cuda.syncthreads()
         turn = I0
         while True:
-            if turn % CHECK == 0:
+            if turn % CHECK == 0:  # @checkpoint
                 # A checkpoint, the whole warp at once: done, or refill the queue if it runs low. Every lane
                 # must decide alike, so all read the count of ready deals lane 0 saw before the barrier: takes
                 # after that only lower it, so the queue never overflows and "none ready" is never wrong.
@@ -177,7 +181,7 @@ def specialised(mode: int):
                 ready = ticket[seen]
                 if idle == cuda.blockDim.x and exhausted and ready <= 0:
                     break
-                if ready < cuda.blockDim.x and not exhausted:
+                if ready < cuda.blockDim.x and not exhausted:  # @refill
                     # Each lane prepares its next deal, if it has one.
                     if nxt == end:
                         a = np.int64(cuda.atomic.add(counter, 0, grab))
@@ -203,7 +207,7 @@ def specialised(mode: int):
                                 n0 = np.uint32(random_cut(drawn, total))
                                 n1 = np.uint32(total - n0)
                             m0, q0, m1, q1 = penalty_words(scratch, penalties, n0)
-                        slot = (put + cuda.atomic.add(ticket, PUT, 1)) % QUEUE
+                        slot = (put + cuda.atomic.add(ticket, PUT, 1)) & (QUEUE - 1)
                         queue_m0[slot] = m0
                         queue_q0[slot] = q0
                         queue_m1[slot] = m1
@@ -220,17 +224,17 @@ def specialised(mode: int):
                                 m0, q0 = rescan_from(seq, 0, s0, m0, q0, changed)
                                 m1, n1_, q1 = hand_words(seq, s0, total - s0)
                     added = cuda.syncthreads_count(np.int32(made))  # the slots are written before they are offered
-                    put = i32((put + added) % QUEUE)
+                    put = i32((put + added) & (QUEUE - 1))
                     exhausted = added == 0
                     if lane == 0:
                         ticket[PUT] = 0  # used again only after the next checkpoint's barrier
                         cuda.atomic.add(ticket, READY, added)
-            turn = i32(turn + 1)
-            if not playing:
+            turn = i32(turn + 1)  # @loop
+            if not playing:  # @take
                 # Take the next deal, if one is ready (without a barrier: a lane whose game ended between
                 # checkpoints starts its next game at once).
                 if cuda.atomic.sub(ticket, READY, 1) > 0:
-                    slot = cuda.atomic.add(ticket, HEAD, 1) % QUEUE
+                    slot = cuda.atomic.add(ticket, HEAD, 1) & (QUEUE - 1)  # (a power of two: a count past 2^31 wraps alike)
                     mX = queue_m0[slot]
                     qX = queue_q0[slot]
                     mY = queue_m1[slot]
@@ -254,35 +258,37 @@ def specialised(mode: int):
                             deals, total_cards, win0, win1, best_cards, best_index)
                 else:
                     cuda.atomic.add(ticket, READY, 1)  # none was ready: give the count back
-            if playing:
-                mX, nX, qX, mY, nY, qY, who, v, pm, pq, pl, pc, event = step(mX, nX, qX, mY, nY, qY, who, v, pm, pq,
-                                                                              pl, pc)
+            if playing:  # @loop
+                # One segment: free play, or a round of payment (kernels/engines/segments.py).
+                mX, nX, qX, mY, nY, qY, who, v, pm, pq, pl, pc, event = step(mX, nX, qX, mY, nY, qY, who, v,  # @segment
+                                                                              pm, pq, pl, pc)
                 if event != MID:
-                    tricks = i32(tricks + 1)
+                    tricks = i32(tricks + 1)  # @trick
                     cards = i32(cards + pl)
-                    if event == OVER:
+                    if event == OVER:  # @finish
                         playing = False
                         deals, total_cards, win0, win1, best_cards, best_index = _finished(
                             who, tricks, cards, j, min_cards, min_tricks, lengths, histogram, bins, n_cand, cand_index,
                             deals, total_cards, win0, win1, best_cards, best_index)
-                    elif tricks > brent_start:
-                        # Brent's algorithm at trick boundaries, as game2.
-                        lam = i32(lam + 1)
-                        if ((who ^ s_who) | (nX ^ s_nX)) == W0 and ((mX ^ s_mX) | (qX ^ s_qX) | (mY ^ s_mY)
-                                                                     | (qY ^ s_qY)) == U0:
-                            # A cycle: every cycle is kept (the host replays it for its figures).
-                            playing = False
-                            deals = i32(deals + 1)
-                            cycles = i32(cycles + 1)
-                            _keep(j, n_cand, cand_index)
-                        elif lam == power:
+                    elif tricks >= brent_start:  # @brent
+                        # Brent's algorithm at trick boundaries, as game2 (only in games this long).
+                        if tricks == brent_start:
                             s_who, s_mX, s_nX, s_qX, s_mY, s_qY = who, mX, nX, qX, mY, qY
-                            power = i32(power * 2)
-                            lam = I0
-                    elif tricks == brent_start:
-                        s_who, s_mX, s_nX, s_qX, s_mY, s_qY = who, mX, nX, qX, mY, qY
+                        else:
+                            lam = i32(lam + 1)
+                            if ((who ^ s_who) | (nX ^ s_nX)) == W0 and ((mX ^ s_mX) | (qX ^ s_qX) | (mY ^ s_mY)
+                                                                         | (qY ^ s_qY)) == U0:
+                                # A cycle: every cycle is kept (the host replays it for its figures).
+                                playing = False
+                                deals = i32(deals + 1)
+                                cycles = i32(cycles + 1)
+                                _keep(j, n_cand, cand_index)
+                            elif lam == power:
+                                s_who, s_mX, s_nX, s_qX, s_mY, s_qY = who, mX, nX, qX, mY, qY
+                                power = i32(power * 2)
+                                lam = I0
         # The block's histogram into the global one, and the lane's tally.
-        cuda.syncthreads()
+        cuda.syncthreads()  # @end
         for i in range(lane, HIST_SHARED, cuda.blockDim.x):
             if lengths[i] > 0:
                 cuda.atomic.add(histogram, min(i, bins - 1), np.int64(lengths[i]))
