@@ -32,6 +32,9 @@ TINY = {
 IMPORT_ONLY = {
     "cluster_scaling": "starts a local Ray twice",
     "driver_throughput": "starts a slowed moto S3 server in a subprocess and a local Ray",
+    # compiling a kernel to SASS takes seconds: tests/test_warp_model.py runs both on the real kernels
+    "sass": "compiles the GPU kernels (tests/test_warp_model.py runs it)",
+    "warp_model": "compiles the GPU kernels and records 100,000 games (tests/test_warp_model.py runs it)",
 }
 
 

@@ -31,9 +31,10 @@ from helpers import space
 cuda = pytest.importorskip("numba.cuda", reason="numba-cuda is not installed (pip install 'bmn[gpu]')")
 
 TARGETS = ((7, 5), (8, 0), (8, 9), (9, 0))
-# Registers per thread the sweep kernels may use on every target (ptxas): at 96, CUDA's allocation rules
-# keep 21 one-warp blocks on a Hopper multiprocessor (benchmarks/warp_model.py `occupancy`).
-REGISTER_BUDGET = 96
+# Registers per thread each sweep kernel may use on every target (ptxas): at 96, CUDA's allocation rules
+# keep 21 one-warp blocks on a Hopper multiprocessor (benchmarks/warp_model.py `occupancy`); the
+# exhaustive sweep also keeps a run of ranks and its deal's words (120 on sm_75 and sm_80).
+REGISTER_BUDGET = {"random_sweep": 96, "states_sweep": 96, "exhaustive_sweep": 128}
 KERNEL_NAMES = ("random_sweep", "exhaustive_sweep", "states_sweep")
 HERE = Path(__file__).parent
 
@@ -121,7 +122,7 @@ def test_ptxas_finds_no_stack_no_spills_and_registers_within_the_budget(name, cc
     assert done.returncode == 0, done.stderr
     assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in done.stderr
     registers = int(re.search(r"Used (\d+) registers", done.stderr).group(1))
-    assert registers <= REGISTER_BUDGET, registers
+    assert registers <= REGISTER_BUDGET[name], registers
 
 
 @pytest.fixture(scope="module")

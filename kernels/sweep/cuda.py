@@ -59,7 +59,7 @@ THREADS = 32  # threads per block: one warp, which shares a queue of deals
 QUEUE = 64  # prepared deals per block: a refill (one per lane) on top of fewer than THREADS left
 HIST_SHARED = 1024  # game lengths (cards) counted in shared memory; longer ones go to the global histogram
 GRAB = 32  # deal numbers a lane takes from the work counter at a time
-CHECK = 8  # iterations from one checkpoint (a barrier of the warp, a refill if the queue runs low) to the next
+CHECK = 16  # iterations from one checkpoint (a barrier of the warp, a refill if the queue runs low) to the next
 PUT, READY, HEAD, SEEN = range(4)  # the queue's counters in shared memory (SEEN, SEEN + 1: see the loop)
 # acc's columns (one row per thread)
 A_DEALS, A_CARDS, A_CYCLES, A_WIN0, A_WIN1, A_BEST_CARDS, A_BEST_INDEX = range(7)
