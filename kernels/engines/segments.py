@@ -61,9 +61,7 @@ def step(mX, nX, qX, mY, nY, qY, who, v, pm, pq, pl, pc):
     """
     free = v == W0
     if free:
-        # A boundary: the pile is empty (what the last trick left in these words is cleared here).
-        pm = pq = np.uint64(0)
-        pl = pc = W0
+        pl = W0  # a boundary: the last trick's cards (the pile's other words were emptied at its end)
     # Each side's event: its next penalty card or running out; in free play the leader's k-th card is
     # step 2k and the other's 2k+1, so Y acts first when its event comes strictly first.
     eY = u32(min(ctz(mY), np.uint64(nY)))
@@ -82,7 +80,8 @@ def step(mX, nX, qX, mY, nY, qY, who, v, pm, pq, pl, pc):
         qX |= pq << (U4 * popcount(mX))
         mX |= pm << np.uint64(nX)
         nX = u32(nX + pl)
-        return mX, nX, qX, mY, nY, qY, who, W0, pm, pq, pl, pc, OVER if nY == W0 else TRICK
+        # The pile is empty again; pl stays the trick's cards, for the caller (free play clears it).
+        return mX, nX, qX, mY, nY, qY, who, W0, np.uint64(0), np.uint64(0), pl, W0, OVER if nY == W0 else TRICK
     # The player to act, A (Y when yfirst), and the other, B; the sides are selected with masks.
     pick = np.uint64(0) - np.uint64(yfirst)
     mA = (mY & pick) | (mX & ~pick)

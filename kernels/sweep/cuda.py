@@ -242,7 +242,8 @@ def specialised(mode: int):
                     nX = queue_n0[slot]
                     nY = np.uint32(total - nX)
                     j = queue_j[slot]
-                    who = v = W0
+                    who = v = pl = pc = W0
+                    pm = pq = U0
                     tricks = I0
                     cards = I0
                     s_who, s_mX, s_nX, s_qX, s_mY, s_qY = who, mX, nX, qX, mY, qY
