@@ -53,7 +53,8 @@ from ..engines.bitmask import MAX_TOTAL, hand_words, penalty_words, random_posit
 from ..engines.segments import MID, OVER, step
 from ..game import keeps
 from ..rng import deal_state, random_cut
-from .modes import EXHAUSTIVE, NAMES as MODE_NAMES, STATES
+from .modes import (A_BEST_CARDS, A_BEST_INDEX, A_CARDS, A_CYCLES, A_DEALS, A_WIN0, A_WIN1, EXHAUSTIVE, N_ACC,
+                    NAMES as MODE_NAMES, STATES)
 
 THREADS = 32  # threads per block: one warp, which shares a queue of deals
 QUEUE = 64  # prepared deals per block: a refill (one per lane) on top of fewer than THREADS left
@@ -61,9 +62,6 @@ HIST_SHARED = 1024  # game lengths (cards) counted in shared memory; longer ones
 GRAB = 32  # deal numbers a lane takes from the work counter at a time
 CHECK = 16  # iterations from one checkpoint (a barrier of the warp, a refill if the queue runs low) to the next
 PUT, READY, HEAD, SEEN = range(4)  # the queue's counters in shared memory (SEEN, SEEN + 1: see the loop)
-# acc's columns (one row per thread)
-A_DEALS, A_CARDS, A_CYCLES, A_WIN0, A_WIN1, A_BEST_CARDS, A_BEST_INDEX = range(7)
-N_ACC = 7
 I0 = np.int32(0)
 I1 = np.int32(1)
 i32 = np.int32

@@ -22,7 +22,8 @@ from ..dealspace import DealSpace
 from ..engines import FAST, default_brent_start, play_rows
 from ..engines.bitmask import fits
 from ..errors import BmnError
-from .modes import EXHAUSTIVE, NO_FINITE, RANDOM, STATES
+from .modes import (A_BEST_CARDS, A_BEST_INDEX, A_CARDS, A_CYCLES, A_DEALS, A_WIN0, A_WIN1, EXHAUSTIVE, N_ACC,
+                    NO_FINITE, RANDOM, STATES)
 from ..game import CYCLE, F_CARDS, F_OUTCOME, N_FIELDS
 from ..rng import deal_state, random_deal
 from ..tally import (CARDS, CYCLES, DEALS, HIST_BINS, LONGEST_CARDS, LONGEST_INDEX, N_CAND, N_STATS, ShardResult,
@@ -95,7 +96,7 @@ def _launch(engine, mode: int, args, count: int):
     capacity = MIN_CAPACITY
     while True:
         counter = cuda.to_device(np.zeros(1, dtype=np.int64))
-        acc = cuda.to_device(np.zeros((blocks * per_block, engine.N_ACC), dtype=np.int64))
+        acc = cuda.to_device(np.zeros((blocks * per_block, N_ACC), dtype=np.int64))
         histogram = cuda.to_device(np.zeros(HIST_BINS, dtype=np.int64))
         n_cand = cuda.to_device(np.zeros(1, dtype=np.int64))
         cand_index = cuda.to_device(np.zeros(capacity, dtype=np.int64))
@@ -106,14 +107,14 @@ def _launch(engine, mode: int, args, count: int):
         capacity = kept
 
 
-def _tally(space: DealSpace, acc, histogram, cand_index, deals_at) -> dict:
-    """The CPU sweep's tally from the threads' tallies and the kept deals replayed on the CPU;
-    `deals_at(indexes)` gives the deals at those indexes and their splits."""
-    engine = gpu()
+def threads_tally(space: DealSpace, acc, histogram, cand_index, deals_at) -> dict:
+    """The CPU sweep's tally from the lanes' tallies (rows of acc, columns A_* of kernels/sweep/modes.py)
+    and the kept deals replayed on the CPU; `deals_at(indexes)` gives the deals at those indexes and
+    their splits."""
     total = space.deck.total
     # The first deal that reached the most cards (the CPU's longest game), if any finished.
-    best = acc[:, engine.A_BEST_CARDS].max()
-    longest = [int(acc[acc[:, engine.A_BEST_CARDS] == best, engine.A_BEST_INDEX].min())] if best >= 0 else []
+    best = acc[:, A_BEST_CARDS].max()
+    longest = [int(acc[acc[:, A_BEST_CARDS] == best, A_BEST_INDEX].min())] if best >= 0 else []
     # The kept deals and the longest, replayed on the CPU in one call (each with its split).
     replayed = np.concatenate([cand_index, np.array(longest, dtype=np.int64)])
     deals, splits = deals_at(replayed)
@@ -123,15 +124,15 @@ def _tally(space: DealSpace, acc, histogram, cand_index, deals_at) -> dict:
     kept = len(cand_index)
     cand_deals, cand_rows = deals[:kept], rows[:kept]
     stats = np.zeros(N_STATS, dtype=np.int64)
-    stats[DEALS] = acc[:, engine.A_DEALS].sum()
+    stats[DEALS] = acc[:, A_DEALS].sum()
     # The device counts the cards of finished games; a cycle's cards (to the end of its first period,
     # as the CPU counts them) come from its replayed row.
-    stats[CARDS] = acc[:, engine.A_CARDS].sum() + sum(int(r[F_CARDS]) for r in cand_rows if r[F_OUTCOME] == CYCLE)
-    stats[CYCLES] = acc[:, engine.A_CYCLES].sum()
+    stats[CARDS] = acc[:, A_CARDS].sum() + sum(int(r[F_CARDS]) for r in cand_rows if r[F_OUTCOME] == CYCLE)
+    stats[CYCLES] = acc[:, A_CYCLES].sum()
     stats[N_CAND] = kept
     wins = np.zeros(space.players, dtype=np.int64)
-    wins[0] = acc[:, engine.A_WIN0].sum()
-    wins[1] = acc[:, engine.A_WIN1].sum()
+    wins[0] = acc[:, A_WIN0].sum()
+    wins[1] = acc[:, A_WIN1].sum()
     longest_deal = deals[kept] if longest else np.zeros(total, dtype=np.uint8)
     longest_row = rows[kept] if longest else np.zeros(N_FIELDS, dtype=np.int64)
     stats[LONGEST_CARDS] = best if longest else 0
@@ -166,7 +167,7 @@ def run_random(space: DealSpace, key, penalties, start: int, count: int, *, min_
     args = (np.uint64(key), penalties, nothing, 0, start, nothing.reshape(0, total), total,
             space.split[0], count, engine.GRAB, default_brent_start(total), min_cards, min_tricks)
     acc, histogram, cand_index = _launch(engine, RANDOM, args, count)
-    return ShardResult.from_tally(_tally(space, acc, histogram, cand_index, deals_at), space)
+    return ShardResult.from_tally(threads_tally(space, acc, histogram, cand_index, deals_at), space)
 
 
 def run_exhaustive(space: DealSpace, lo: int, hi: int, *, min_cards: int, min_tricks: int = 0) -> ShardResult:
@@ -198,7 +199,7 @@ def run_exhaustive(space: DealSpace, lo: int, hi: int, *, min_cards: int, min_tr
             lo if deal_count else 0, starts, total, space.split[0], count, engine.GRAB, default_brent_start(total),
             min_cards, min_tricks)
     acc, histogram, cand_index = _launch(engine, EXHAUSTIVE, args, count)
-    result = ShardResult.from_tally(_tally(space, acc, histogram, cand_index, deals_at), space)
+    result = ShardResult.from_tally(threads_tally(space, acc, histogram, cand_index, deals_at), space)
     result.rank_base = lo
     return result
 
@@ -223,7 +224,7 @@ def states_tally(space: DealSpace, key, penalties, start: int, count: int) -> di
     args = (np.uint64(key), penalties, nothing, 0, start, nothing.reshape(0, total), total,
             space.split[0], count, engine.GRAB, default_brent_start(total), NO_FINITE, 0)
     acc, histogram, cand_index = _launch(engine, STATES, args, count)
-    return _tally(space, acc, histogram, cand_index, deals_at)
+    return threads_tally(space, acc, histogram, cand_index, deals_at)
 
 
 def _splits(space: DealSpace, n: int) -> np.ndarray:

@@ -17,3 +17,9 @@ NO_FINITE = 2**62  # min_cards that keeps no finished game: only cycles are kept
 # What a shard keeps: every cycle, and every finished game at least `min_cards` cards long (or, with
 # min_tricks > 0, at least that many tricks): kernels/game.py `keeps`, called by both kernels and by
 # GameResult.is_candidate.
+
+# The columns of a lane's tally, as a lock-step sweep writes it (the GPU's threads; kernels/sweep/gpu.py
+# `threads_tally` turns the rows into the CPU sweep's tally): deals, cards of finished games, cycles,
+# wins of each hand, the longest finished game's cards and the first index that reached it.
+A_DEALS, A_CARDS, A_CYCLES, A_WIN0, A_WIN1, A_BEST_CARDS, A_BEST_INDEX = range(7)
+N_ACC = 7
