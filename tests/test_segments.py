@@ -89,7 +89,7 @@ def test_every_trick_is_trick2s():
 @pytest.mark.parametrize("cut", [False, True], ids=["deals", "random states"])
 @pytest.mark.parametrize("brent_start", [0, 1, default_brent_start(52)])
 def test_random_standard_games_are_game2s(cut, brent_start):
-    out = np.zeros((20_000, 9), dtype=np.int64)
+    out = np.zeros((10_000, 9), dtype=np.int64)
     random_games(stream_key(7, 2), PENALTIES, 52, 26, cut, len(out), brent_start, out)
     assert np.array_equal(out[:, :4], out[:, 4:8])
     # a trick is one segment of free play and, unless it ends the game there, one or more of payment
