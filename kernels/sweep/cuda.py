@@ -90,7 +90,12 @@ if SIMULATOR:
     rescan_from = _as_on_device(rescan_from, (3, 4))
     step_deal = _as_on_device(step_deal)
     unrank_into = _as_on_device(unrank_into, (0, 2))
-    step = _as_on_device(step, (0, 2, 3, 5, 8, 9), (1, 4, 6, 7, 10, 11))
+    _step = step
+
+    def step(mX, nX, qX, mY, nY, qY, who, v, pm, pq, pl, pc):  # called at every segment: spelt out
+        u64, u32 = np.uint64, np.uint32
+        return _step(u64(mX), u32(nX), u64(qX), u64(mY), u32(nY), u64(qY), u32(who), u32(v), u64(pm), u64(pq),
+                     u32(pl), u32(pc))
     # The simulator's threads meet at a barrier every few segments; with Python's default switch
     # interval (5 ms) each barrier waits for threads that hold the GIL without work to do.
     sys.setswitchinterval(0.0002)
