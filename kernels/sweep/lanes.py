@@ -40,124 +40,120 @@ from .modes import A_BEST_CARDS, A_BEST_INDEX, A_CARDS, A_CYCLES, A_DEALS, A_WIN
 
 LANES = (8, 16)  # the lane counts compiled (`kernels`)
 
-# The lane state: its 64-bit words in W (the hands', the pile's and Brent's saved hands), its 32-bit numbers
-# in H (as `step` types them: hand sizes, leader, payment, pile; the game's tricks and cards, Brent's
-# saved leader and size, counters, and the end flag of the last iteration: 0 playing, ENDED the game
-# finished, CYCLED it entered a cycle, LATE (BRENT_IN_LOOP off) a trick boundary past Brent's start).
-F_MX, F_QX, F_MY, F_QY, F_PM, F_PQ, F_SMX, F_SQX, F_SMY, F_SQY = range(10)
-N_WORDS = 10
-(H_NX, H_NY, H_WHO, H_V, H_PL, H_PC, H_TRICKS, H_CARDS, H_SWHO, H_SNX, H_POWER, H_LAM, H_DONE) = range(13)
-N_SMALL = 13
+# The lane state, one uint64 per lane and field (the 32-bit numbers of `step` widened: one array of one
+# type, so that the vectorizer needs no run-time alias check, which it does not make for a loop of
+# fewer than 16 iterations): the hands' and the pile's words, the game's tricks and cards, Brent's
+# saved state and counters, and the end flag of the last iteration: 0 playing, ENDED the game
+# finished, CYCLED it entered a cycle, LATE (BRENT_IN_LOOP off) a trick boundary past Brent's start.
+(F_MX, F_NX, F_QX, F_MY, F_NY, F_QY, F_WHO, F_V, F_PM, F_PQ, F_PL, F_PC, F_TRICKS, F_CARDS, F_SWHO, F_SNX, F_SMX,
+ F_SQX, F_SMY, F_SQY, F_POWER, F_LAM, F_DONE) = range(23)
+N_FIELDS = 23
 BRENT_IN_LOOP = True  # Brent's check in the vector loop (branch-free) or, past Brent's start, in the rare pass
 
 U0 = np.uint64(0)
-W0 = np.uint32(0)
-W1 = np.uint32(1)
-ENDED = np.uint32(1)
-CYCLED = np.uint32(2)
-LATE = np.uint32(4)
+U1 = np.uint64(1)
+ENDED = np.uint64(1)
+CYCLED = np.uint64(2)
+LATE = np.uint64(4)
 u32 = np.uint32
 u64 = np.uint64
 
 
 @kernel(inline="always")
-def _segments(L, W, H, brent_start):
+def _segments(L, S, brent_start):
     """One segment on each of the L lanes, with its bookkeeping; returns the OR of the lanes' end flags.
     (The loop LLVM vectorizes: straight-line code per lane, selects for every decision.)"""
-    bs = u32(brent_start)
-    anydone = W0
+    bs = u64(brent_start)
+    anydone = U0
     for i in range(L):
         mX, nX, qX, mY, nY, qY, who, v, pm, pq, pl, pc, event = step(
-            W[F_MX * L + i], H[H_NX * L + i], W[F_QX * L + i], W[F_MY * L + i], H[H_NY * L + i], W[F_QY * L + i],
-            H[H_WHO * L + i], H[H_V * L + i], W[F_PM * L + i], W[F_PQ * L + i], H[H_PL * L + i], H[H_PC * L + i])
-        W[F_MX * L + i] = mX
-        W[F_QX * L + i] = qX
-        W[F_MY * L + i] = mY
-        W[F_QY * L + i] = qY
-        W[F_PM * L + i] = pm
-        W[F_PQ * L + i] = pq
-        H[H_NX * L + i] = nX
-        H[H_NY * L + i] = nY
-        H[H_WHO * L + i] = who
-        H[H_V * L + i] = v
-        H[H_PL * L + i] = pl
-        H[H_PC * L + i] = pc
+            S[F_MX * L + i], u32(S[F_NX * L + i]), S[F_QX * L + i], S[F_MY * L + i], u32(S[F_NY * L + i]),
+            S[F_QY * L + i], u32(S[F_WHO * L + i]), u32(S[F_V * L + i]), S[F_PM * L + i], S[F_PQ * L + i],
+            u32(S[F_PL * L + i]), u32(S[F_PC * L + i]))
+        S[F_MX * L + i] = mX
+        S[F_QX * L + i] = qX
+        S[F_MY * L + i] = mY
+        S[F_QY * L + i] = qY
+        S[F_PM * L + i] = pm
+        S[F_PQ * L + i] = pq
+        S[F_NX * L + i] = u64(nX)
+        S[F_NY * L + i] = u64(nY)
+        S[F_WHO * L + i] = u64(who)
+        S[F_V * L + i] = u64(v)
+        S[F_PL * L + i] = u64(pl)
+        S[F_PC * L + i] = u64(pc)
         # The trick's end (TRICK or OVER), the game's end (OVER), and Brent's check at a trick boundary.
-        ended = u32(event != MID)
-        over = u32(event == OVER)
-        boundary = u32(ended - over)
-        tricks = u32(H[H_TRICKS * L + i] + ended)
-        H[H_TRICKS * L + i] = tricks
-        H[H_CARDS * L + i] = u32(H[H_CARDS * L + i] + (pl & u32(W0 - ended)))
+        ended = u64(event != MID)
+        over = u64(event == OVER)
+        boundary = ended - over
+        tricks = S[F_TRICKS * L + i] + ended
+        S[F_TRICKS * L + i] = tricks
+        S[F_CARDS * L + i] += u64(pl) & (U0 - ended)
         if BRENT_IN_LOOP:
-            s_who = H[H_SWHO * L + i]
-            s_nX = H[H_SNX * L + i]
-            s_mX = W[F_SMX * L + i]
-            s_qX = W[F_SQX * L + i]
-            s_mY = W[F_SMY * L + i]
-            s_qY = W[F_SQY * L + i]
-            power = H[H_POWER * L + i]
-            lam = H[H_LAM * L + i]
-            check = boundary & u32(tricks > bs)  # tricks past Brent's start: compare with the saved state
-            first = boundary & u32(tricks == bs)  # Brent's start: save the state
-            lam = u32(lam + check)
-            same = u32((((who ^ s_who) | (nX ^ s_nX)) == W0)
-                       & (((mX ^ s_mX) | (qX ^ s_qX) | (mY ^ s_mY) | (qY ^ s_qY)) == U0))
+            s_who = S[F_SWHO * L + i]
+            s_nX = S[F_SNX * L + i]
+            s_mX = S[F_SMX * L + i]
+            s_qX = S[F_SQX * L + i]
+            s_mY = S[F_SMY * L + i]
+            s_qY = S[F_SQY * L + i]
+            power = S[F_POWER * L + i]
+            lam = S[F_LAM * L + i]
+            check = boundary & u64(tricks > bs)  # tricks past Brent's start: compare with the saved state
+            first = boundary & u64(tricks == bs)  # Brent's start: save the state
+            lam += check
+            same = u64(((u64(who) ^ s_who) | (u64(nX) ^ s_nX) | (mX ^ s_mX) | (qX ^ s_qX) | (mY ^ s_mY)
+                        | (qY ^ s_qY)) == U0)
             cycled = check & same
-            due = check & (W1 - same) & u32(lam == power)  # a power of two: save, double it, count from 0
-            save = u32(W0 - (first | due))
-            wide = u64(0) - u64(first | due)
-            H[H_SWHO * L + i] = (who & save) | (s_who & ~save)
-            H[H_SNX * L + i] = (nX & save) | (s_nX & ~save)
-            W[F_SMX * L + i] = (mX & wide) | (s_mX & ~wide)
-            W[F_SQX * L + i] = (qX & wide) | (s_qX & ~wide)
-            W[F_SMY * L + i] = (mY & wide) | (s_mY & ~wide)
-            W[F_SQY * L + i] = (qY & wide) | (s_qY & ~wide)
-            H[H_POWER * L + i] = u32(power << due)
-            H[H_LAM * L + i] = lam & u32(due - W1)
-            done = u32(over | (cycled << W1))
+            due = check & (U1 - same) & u64(lam == power)  # a power of two: save, double it, count from 0
+            save = U0 - (first | due)
+            S[F_SWHO * L + i] = (u64(who) & save) | (s_who & ~save)
+            S[F_SNX * L + i] = (u64(nX) & save) | (s_nX & ~save)
+            S[F_SMX * L + i] = (mX & save) | (s_mX & ~save)
+            S[F_SQX * L + i] = (qX & save) | (s_qX & ~save)
+            S[F_SMY * L + i] = (mY & save) | (s_mY & ~save)
+            S[F_SQY * L + i] = (qY & save) | (s_qY & ~save)
+            S[F_POWER * L + i] = power << due
+            S[F_LAM * L + i] = lam & (due - U1)
+            done = over | (cycled << U1)
         else:
-            done = u32(over | (LATE & u32(W0 - (boundary & u32(tricks >= bs)))))
-        H[H_DONE * L + i] = done
+            done = over | (LATE & (U0 - (boundary & u64(tricks >= bs))))
+        S[F_DONE * L + i] = done
         anydone |= done
     return anydone
 
 
 @kernel(inline="always")
-def _brent(L, W, H, i, bs):
-    """Brent's check for lane i at a trick boundary past Brent's start (BRENT_IN_LOOP off, the rare pass);
+def _brent(L, S, i, bs):
+    """Brent's check for lane i at a trick boundary past Brent's start (BRENT_IN_LOOP off: the rare pass);
     returns whether its game entered a cycle."""
-    tricks = H[H_TRICKS * L + i]
-    if tricks > bs:
-        lam = H[H_LAM * L + i] + 1
-        if (H[H_WHO * L + i] == H[H_SWHO * L + i] and H[H_NX * L + i] == H[H_SNX * L + i]
-                and W[F_MX * L + i] == W[F_SMX * L + i] and W[F_QX * L + i] == W[F_SQX * L + i]
-                and W[F_MY * L + i] == W[F_SMY * L + i] and W[F_QY * L + i] == W[F_SQY * L + i]):
+    if S[F_TRICKS * L + i] > bs:
+        lam = S[F_LAM * L + i] + U1
+        if (S[F_WHO * L + i] == S[F_SWHO * L + i] and S[F_NX * L + i] == S[F_SNX * L + i]
+                and S[F_MX * L + i] == S[F_SMX * L + i] and S[F_QX * L + i] == S[F_SQX * L + i]
+                and S[F_MY * L + i] == S[F_SMY * L + i] and S[F_QY * L + i] == S[F_SQY * L + i]):
             return True
-        if lam != H[H_POWER * L + i]:
-            H[H_LAM * L + i] = u32(lam)
+        if lam != S[F_POWER * L + i]:
+            S[F_LAM * L + i] = lam
             return False
-        H[H_POWER * L + i] = u32(H[H_POWER * L + i] * 2)
-        H[H_LAM * L + i] = W0
-    H[H_SWHO * L + i] = H[H_WHO * L + i]
-    H[H_SNX * L + i] = H[H_NX * L + i]
-    W[F_SMX * L + i] = W[F_MX * L + i]
-    W[F_SQX * L + i] = W[F_QX * L + i]
-    W[F_SMY * L + i] = W[F_MY * L + i]
-    W[F_SQY * L + i] = W[F_QY * L + i]
+        S[F_POWER * L + i] <<= U1
+        S[F_LAM * L + i] = U0
+    S[F_SWHO * L + i] = S[F_WHO * L + i]
+    S[F_SNX * L + i] = S[F_NX * L + i]
+    S[F_SMX * L + i] = S[F_MX * L + i]
+    S[F_SQX * L + i] = S[F_QX * L + i]
+    S[F_SMY * L + i] = S[F_MY * L + i]
+    S[F_SQY * L + i] = S[F_QY * L + i]
     return False
 
 
 @kernel(inline="always")
-def _idle(L, W, H, i):
+def _idle(L, S, i):
     """Lane i without a game: both hands empty, so that every segment ends it again (no shift past a
     word, nothing that could go wrong), and its end flag is set."""
-    for f in range(N_WORDS):
-        W[f * L + i] = U0
-    for f in range(N_SMALL):
-        H[f * L + i] = W0
-    H[H_POWER * L + i] = W1
-    H[H_DONE * L + i] = ENDED
+    for f in range(N_FIELDS):
+        S[f * L + i] = U0
+    S[F_POWER * L + i] = U1
+    S[F_DONE * L + i] = ENDED
 
 
 @kernel(inline="always")
@@ -165,8 +161,7 @@ def _sweep(L, key, penalties, total, s0, start, count, brent_start, min_cards, m
     """Deals start..start+count-1 of the stream `key` on L lanes; per-lane tallies into acc (rows: lanes,
     columns A_*), finished games' lengths into histogram, kept deals' indexes into cand_index. Returns
     how many deals were kept (the caller grows cand_index and plays again if it was too small)."""
-    W = np.zeros(N_WORDS * L, dtype=np.uint64)
-    H = np.zeros(N_SMALL * L, dtype=np.uint32)
+    S = np.zeros(N_FIELDS * L, dtype=np.uint64)
     playing = np.zeros(L, dtype=np.bool_)
     j = np.zeros(L, dtype=np.int64)  # each lane's deal index
     # The queue: up to L prepared deals (the hands' words and the index); `ready` left from `head` on.
@@ -181,26 +176,26 @@ def _sweep(L, key, penalties, total, s0, start, count, brent_start, min_cards, m
     seq = np.zeros(total, dtype=np.uint8)
     positions = np.zeros(total, dtype=np.int64)
     n_penalty = penalties.shape[0]
-    n0 = u32(s0)
-    n1 = u32(total - s0)
-    bs = u32(brent_start)
+    n0 = u64(s0)
+    n1 = u64(total - s0)
+    bs = u64(brent_start)
     bins = histogram.shape[0]
     kept = 0
     for i in range(L):
-        _idle(L, W, H, i)
+        _idle(L, S, i)
     anydone = ENDED
     while True:
-        if anydone != W0:
+        if anydone != U0:
             # The rare pass: lanes whose game ended record it and take the next deal.
             busy = False
             for i in range(L):
-                done = H[H_DONE * L + i]
+                done = S[F_DONE * L + i]
                 if done == LATE:
-                    if not _brent(L, W, H, i, bs):
+                    if not _brent(L, S, i, bs):
                         busy = True
                         continue
                     done = CYCLED
-                if done != W0:
+                if done != U0:
                     if playing[i]:
                         playing[i] = False
                         acc[i, A_DEALS] += 1
@@ -210,9 +205,9 @@ def _sweep(L, key, penalties, total, s0, start, count, brent_start, min_cards, m
                                 cand_index[kept] = j[i]
                             kept += 1
                         else:
-                            c = np.int64(H[H_CARDS * L + i])
+                            c = np.int64(S[F_CARDS * L + i])
                             acc[i, A_CARDS] += c
-                            if H[H_WHO * L + i] == W0:
+                            if S[F_WHO * L + i] == U0:
                                 acc[i, A_WIN0] += 1
                             else:
                                 acc[i, A_WIN1] += 1
@@ -220,7 +215,7 @@ def _sweep(L, key, penalties, total, s0, start, count, brent_start, min_cards, m
                             if c > acc[i, A_BEST_CARDS] or (c == acc[i, A_BEST_CARDS] and j[i] < acc[i, A_BEST_INDEX]):
                                 acc[i, A_BEST_CARDS] = c
                                 acc[i, A_BEST_INDEX] = j[i]
-                            if keeps(c, np.int64(H[H_TRICKS * L + i]), min_cards, min_tricks):
+                            if keeps(c, np.int64(S[F_TRICKS * L + i]), min_cards, min_tricks):
                                 if kept < cand_index.shape[0]:
                                     cand_index[kept] = j[i]
                                 kept += 1
@@ -240,32 +235,29 @@ def _sweep(L, key, penalties, total, s0, start, count, brent_start, min_cards, m
                         ready = made
                         head = 0
                     if ready > 0:
-                        W[F_MX * L + i] = W[F_SMX * L + i] = queue_m0[head]
-                        W[F_QX * L + i] = W[F_SQX * L + i] = queue_q0[head]
-                        W[F_MY * L + i] = W[F_SMY * L + i] = queue_m1[head]
-                        W[F_QY * L + i] = W[F_SQY * L + i] = queue_q1[head]
-                        W[F_PM * L + i] = W[F_PQ * L + i] = U0
-                        H[H_NX * L + i] = H[H_SNX * L + i] = n0
-                        H[H_NY * L + i] = n1
-                        H[H_WHO * L + i] = H[H_SWHO * L + i] = W0
-                        H[H_V * L + i] = H[H_PL * L + i] = H[H_PC * L + i] = W0
-                        H[H_TRICKS * L + i] = H[H_CARDS * L + i] = H[H_LAM * L + i] = W0
-                        H[H_POWER * L + i] = W1
-                        H[H_DONE * L + i] = W0
+                        for f in range(N_FIELDS):
+                            S[f * L + i] = U0
+                        S[F_MX * L + i] = S[F_SMX * L + i] = queue_m0[head]
+                        S[F_QX * L + i] = S[F_SQX * L + i] = queue_q0[head]
+                        S[F_MY * L + i] = S[F_SMY * L + i] = queue_m1[head]
+                        S[F_QY * L + i] = S[F_SQY * L + i] = queue_q1[head]
+                        S[F_NX * L + i] = S[F_SNX * L + i] = n0
+                        S[F_NY * L + i] = n1
+                        S[F_POWER * L + i] = U1
                         j[i] = queue_j[head]
                         head += 1
                         ready -= 1
                         playing[i] = True
-                        if n0 == W0 or n1 == W0:
+                        if n0 == U0 or n1 == U0:
                             # A hand without cards: the other wins before any trick (as game2).
-                            H[H_WHO * L + i] = u32(n0 == W0)
-                            H[H_DONE * L + i] = ENDED
+                            S[F_WHO * L + i] = u64(n0 == U0)
+                            S[F_DONE * L + i] = ENDED
                     else:
-                        _idle(L, W, H, i)
+                        _idle(L, S, i)
                 busy |= playing[i]
             if not busy:
                 return kept
-        anydone = _segments(L, W, H, brent_start)
+        anydone = _segments(L, S, brent_start)
 
 
 @kernel
