@@ -75,19 +75,19 @@ def bounded(u32, r):
 
 
 @kernel(inline="always")
-def random_deal(state, positions, penalties, seq):
-    """Fill `seq` with a uniformly random deal; `penalties` lists the deck's penalty cards.
+def random_positions(state, positions, n_penalty, total):
+    """Where the deck's first n_penalty penalty cards go in the deal drawn from this SplitMix64 state,
+    into positions[:n_penalty] (`random_deal` writes the deal from them; the GPU's sweep turns them
+    straight into the hands' words). Returns the state after the draws.
 
-    `positions` is scratch space of len(seq). Returns the SplitMix64 state after the draws.
-    """
-    total = seq.shape[0]
-    for i in range(total):
-        seq[i] = 0
-        positions[i] = i
+    A partial Fisher-Yates shuffle over positions[i] = i, without filling the array first: a bit of
+    `touched` says which entries were written, and an untouched entry is read as its index, so only
+    the entries a draw touches cost anything (not the 52 of the deck: a GPU thread's stores and loads)."""
+    touched = U0
     t = 0
     word = U0
-    have = 0  # 32-bit halves of `word` not yet used
-    while t < penalties.shape[0]:
+    have = 0
+    while t < n_penalty:
         if have == 0:
             state, word = next_word(state)
             have = 2
@@ -98,11 +98,26 @@ def random_deal(state, positions, penalties, seq):
         if not ok:
             continue
         k = t + np.int64(j)
-        p = positions[k]
-        positions[k] = positions[t]
-        positions[t] = p
-        seq[p] = penalties[t]
+        pk = np.uint8(k) if ((touched >> np.uint64(k)) & U1) == U0 else positions[k]
+        pt = np.uint8(t) if ((touched >> np.uint64(t)) & U1) == U0 else positions[t]
+        positions[k] = pt
+        positions[t] = pk
+        touched |= (U1 << np.uint64(k)) | (U1 << np.uint64(t))
         t += 1
+    return state
+
+
+@kernel(inline="always")
+def random_deal(state, positions, penalties, seq):
+    """Fill `seq` with a uniformly random deal; `penalties` lists the deck's penalty cards.
+
+    `positions` is scratch space of len(seq); positions[t] is left holding where penalty card t went.
+    Returns the SplitMix64 state after the draws."""
+    for i in range(seq.shape[0]):
+        seq[i] = 0
+    state = random_positions(state, positions, penalties.shape[0], seq.shape[0])
+    for t in range(penalties.shape[0]):
+        seq[positions[t]] = penalties[t]
     return state
 
 

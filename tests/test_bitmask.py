@@ -9,8 +9,8 @@ import pytest
 from numba import njit
 
 from kernels.engines.bitmask import MAX_FAST_VALUE, MAX_PENALTY, MAX_TOTAL, fits, hand_words, rescan_from
-from kernels.engines.bitmask import penalty_words, random_positions, words_from_positions
-from kernels.rng import deal_state, random_cut, random_deal, stream_key
+from kernels.engines.bitmask import penalty_words, words_from_positions
+from kernels.rng import deal_state, random_cut, random_deal, random_positions, stream_key
 
 from helpers import space
 

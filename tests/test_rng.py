@@ -14,7 +14,7 @@ from numba import njit
 
 from kernels.decks import parse_deck
 from kernels.notation import format_deal
-from kernels.rng import GAMMA, bounded, deal_state, mix64, next_word, random_deal, stream_key
+from kernels.rng import GAMMA, MASK32, bounded, deal_state, mix64, next_word, random_deal, stream_key
 
 MASK = (1 << 64) - 1
 
@@ -136,3 +136,28 @@ def test_states_are_uniform_over_orders_and_cuts():
     assert cuts.min() == 1 and cuts.max() == deck.total - 1
     states = Counter((bytes(r), int(c)) for r, c in zip(rows, cuts))
     assert len(states) == 80 and chi2(states, 80, 16_000) < 125  # 79 degrees of freedom, p < 0.001 beyond
+
+
+def test_random_deal_is_the_dense_fisher_yates_shuffle():
+    """random_deal draws its positions without filling an array first (rng.random_positions: untouched
+    entries read as their index); a plain shuffle over a filled array, drawing the same words, gives
+    the same deals."""
+    penalties = np.array([1, 2, 3, 4] * 4, dtype=np.uint8)
+    key = stream_key(11, 5)
+    for j in range(300):
+        state, positions, t, word, have = deal_state(key, j), list(range(52)), 0, 0, 0
+        while t < len(penalties):
+            if have == 0:
+                state, word = next_word(np.uint64(state))
+                have, word = 2, int(word)
+            u, word, have = word & int(MASK32), word >> 32, have - 1
+            k, ok = bounded(np.uint64(u), np.uint64(52 - t))
+            if ok:
+                k = t + int(k)
+                positions[t], positions[k] = positions[k], positions[t]
+                t += 1
+        expected = np.zeros(52, dtype=np.uint8)
+        expected[positions[:16]] = penalties
+        seq = np.zeros(52, dtype=np.uint8)
+        random_deal(np.uint64(deal_state(key, j)), np.zeros(52, dtype=np.int64), penalties, seq)
+        assert np.array_equal(seq, expected), j

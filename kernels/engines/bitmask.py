@@ -24,7 +24,6 @@ import numpy as np
 
 from .._jit import kernel
 from ..bits import ctz, popcount
-from ..rng import MASK32, U32, bounded, next_word
 from ..cycleid import SEPARATOR, bytes_less, fnv1a64_array
 from ..game import CYCLE, F_CARDS, F_CYCLE_ID, F_OUTCOME, F_PER_CARDS, F_PER_TRICKS, F_PRE_CARDS
 from ..game import F_PRE_TRICKS, F_TRICKS, F_WINNER, WIN
@@ -89,39 +88,6 @@ def words_from_positions(deal, positions, n_penalty, size0):
     q0 = queue_of(deal, 0, m0)
     q1 = queue_of(deal, s0, m1)
     return m0, np.uint64(s0), q0, m1, np.uint64(deal.shape[0] - s0), q1
-
-
-@kernel(inline="always")
-def random_positions(state, positions, n_penalty, total):
-    """The positions `random_deal` (kernels/rng.py) gives the first n_penalty penalty cards from this
-    SplitMix64 state, into positions[:n_penalty], without writing the deal or filling `positions` first.
-
-    random_deal's partial Fisher-Yates starts from positions[i] = i; here a bit of `touched` says which
-    entries were written, and an untouched entry is read as its index: the same draws, the same
-    swaps, and none of the work per card of the deck (a GPU thread's 64 stores and loads of the
-    initialisation, kernels/sweep/cuda.py). Returns the state after the draws, as random_deal."""
-    touched = U0
-    t = 0
-    word = U0
-    have = 0
-    while t < n_penalty:
-        if have == 0:
-            state, word = next_word(state)
-            have = 2
-        u = word & MASK32
-        word >>= U32
-        have -= 1
-        j, ok = bounded(u, np.uint64(total - t))
-        if not ok:
-            continue
-        k = t + np.int64(j)
-        pk = np.uint8(k) if ((touched >> np.uint64(k)) & U1) == U0 else positions[k]
-        pt = np.uint8(t) if ((touched >> np.uint64(t)) & U1) == U0 else positions[t]
-        positions[k] = pt
-        positions[t] = pk
-        touched |= (U1 << np.uint64(k)) | (U1 << np.uint64(t))
-        t += 1
-    return state
 
 
 @kernel(inline="always")

@@ -32,8 +32,8 @@ into `cand_index`. The host (kernels/sweep/gpu.py) replays the few kept deals an
 CPU for their exact rows, which makes a GPU shard's ShardResult equal to the CPU's.
 
 Comments `# @name` mark where each kind of work starts in the loop (a checkpoint, a refill, a take,
-a segment, a trick's end, a game's end): benchmarks/sass.py finds them in the
-kernel's SASS through its line table, to count what each costs.
+a segment, a trick's end, a game's end, Brent's check): benchmarks/sass.py finds them in the kernel's
+SASS through its line table, to count what each costs (benchmarks/warp_model.py: the model of a warp).
 
 Importing this module imports numba.cuda; everything else in bmn imports it only when a GPU is asked
 for. Under numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1) the same kernels run in Python threads on
@@ -49,10 +49,10 @@ from numba import config, cuda, types
 
 from .._jit import kernel
 from ..dealspace import step_deal, unrank_into
-from ..engines.bitmask import MAX_TOTAL, hand_words, penalty_words, random_positions, rescan_from
+from ..engines.bitmask import MAX_TOTAL, hand_words, penalty_words, rescan_from
 from ..engines.segments import MID, OVER, step
 from ..game import keeps
-from ..rng import deal_state, random_cut
+from ..rng import deal_state, random_cut, random_positions
 from .modes import (A_BEST_CARDS, A_BEST_INDEX, A_CARDS, A_CYCLES, A_DEALS, A_WIN0, A_WIN1, EXHAUSTIVE, N_ACC,
                     NAMES as MODE_NAMES, STATES)
 
