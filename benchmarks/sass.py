@@ -1,94 +1,230 @@
-"""What the GPU sweep's compiled loop costs, read from its SASS for sm_90 (no GPU needed).
+"""What a GPU kernel of bmn costs, read from its SASS for sm_90 (no GPU needed).
 
-    python benchmarks/sass.py [random_sweep|states_sweep|exhaustive_sweep] [--json]
+    python benchmarks/sass.py [KERNEL] [--module MODULE] [--functions MOD:NAME,...] [--json]
 
-The kernel (kernels/sweep/cuda.py) is compiled by numba-cuda to PTX with line information, assembled
-by ptxas (the `nvidia-cuda-nvcc-cu12` wheel) to a cubin for sm_90 and disassembled by nvdisasm (the
-`nvidia-cuda-nvdisasm` wheel), whose `-g` output gives every instruction its source line.
+KERNEL is a name of the module's `KERNELS` table ({name: (function, signature)}): by default
+`kernels.engines.gpu` where it exists, else `kernels.sweep.cuda`; MODULE may also be a file at a
+commit, `COMMIT:path/to/module.py` (`84785db:kernels/engines/gpu.py`, the kernel before the flat loop),
+loaded from git into a temporary folder as a module of its package.
 
-Each instruction is put in a *region* of the kernel's loop: the kernel marks where each kind of work
-starts with a comment `# @name` (checkpoint, refill, loop, take, segment, trick, finish, brent, end). Walking
-the SASS in address order, an instruction whose line is one of the loop's own lines belongs to the
-region that line is in; an instruction of an inlined function (Numba inlines them at its own IR
-level, and their line numbers reach the line table without their file) belongs to the region of the
-next loop line after it, the statement that uses what the function computed (or to the refill, the
-only caller of functions at a checkpoint, where the compiler moved a deal's code above its test). Instructions before the loop's first line are the prologue, after
-`@end` the epilogue; those of functions defined after the kernel in its file (`_finished`, `_keep`:
-a finished game's tally) are the finish region's, but `_keep`'s, the rare path of a kept deal, which
-are the keep region's. The counts are static: every instruction of a
-region, each branch of it included, which is what a warp whose lanes take different branches issues.
+The kernel is compiled by numba-cuda to PTX with line information, assembled by ptxas (the
+`nvidia-cuda-nvcc-cu12` wheel) to a cubin for sm_90 and disassembled by nvdisasm (the
+`nvidia-cuda-nvdisasm` wheel), whose `-g` listing gives every instruction a source line.
 
-Each opcode is put in the pipe that executes it on sm_90, with that pipe's rate in warp-instructions
-per clock per multiprocessor (PIPES, from the arithmetic-instruction throughput table of NVIDIA's CUDA
-C++ Programming Guide for compute capability 9.0: 64 results per clock for 32-bit integer add, logic,
-shift, compare and multiply-add, 16 for population count and bit find/reverse; 32 lanes per clock of
-shared memory). warp_model.py turns these into cycles.
+Numba inlines a function marked inline="always" in its own IR, and its line table then gives the
+inlined code the caller's file with the callee's line numbers: line 140 may be the kernel's or
+bitmask.py's. While compiling, this module therefore writes each line number as file x 100,000 +
+line (a wrapper around numba-cuda's lowering, numbered per file), and reads the file back from the
+listing: the code is the same (only the line table differs), and every instruction gets its true
+file and line. Functions compiled apart (not inlined by Numba) keep their own file and plain lines.
+
+Three readings of the listing:
+- `profile`: each instruction attributed to the innermost of a list of functions (or of spans of
+  lines, `Span`) that holds its file and line, else to "other"; counts by instruction class.
+- `regions`: for a kernel whose loop marks each kind of work with a comment `# @name` (checkpoint,
+  refill, loop, take, segment, trick, finish, brent, end: kernels/sweep/cuda.py), the instructions of
+  each region (see its docstring).
+- `registers` / `resources`: ptxas's register count, stack, spills and shared memory.
+
+Every opcode is put in a *class* (OPCODES), each class in a pipe with its rate on sm_90 in
+warp-instructions per clock per multiprocessor (CLASSES), from the arithmetic-instruction throughput
+table of NVIDIA's CUDA C++ Programming Guide for compute capability 9.0; an opcode not in the table
+raises `UnknownOpcode`. Counts are static: every instruction of a function or region, each branch of
+it included, which is what a warp whose lanes take different branches issues. warp_model.py turns
+them into cycles.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
+import importlib
 import inspect
+import io
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 from collections import Counter
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 ARCH = (9, 0)
+DEFAULT_MODULES = ("kernels.engines.gpu", "kernels.sweep.cuda")  # the first that imports is the default
 
-# Opcode (its name before the first dot) -> pipe. A pipe's rate is in warp-instructions per clock per
-# multiprocessor on sm_90 (4 schedulers each issue one warp-instruction a clock: ISSUE).
+# ---------------------------------------------------------------- the machine: classes, pipes, rates
+
+# A multiprocessor of sm_90 has 4 schedulers, each issuing at most one warp-instruction a clock.
 ISSUE = 4.0
-PIPES = {
-    # 32-bit integer arithmetic, logic, shifts, compares and selects: 64 lanes a clock.
-    "alu": 2.0,
-    # integer multiply-add (IMAD, also used by the compiler as a move): 64 lanes a clock, a pipe of its own.
-    "fma": 2.0,
-    # population count, bit find, bit reverse: 16 lanes a clock.
-    "xu": 0.5,
-    # shared memory loads, stores and atomics, local and global memory: 32 lanes a clock.
-    "lsu": 1.0,
-    # branches, barriers, warp votes and shuffles, moves from special registers, the uniform datapath:
-    # counted for issue only.
-    "issue": ISSUE,
-}
-OPCODES = {
-    "alu": {"IADD3", "IADD", "LOP3", "LOP", "SHF", "SHL", "SHR", "ISETP", "SEL", "LEA", "PLOP3", "VIADD", "IMNMX",
-            "VIMNMX", "IABS", "PRMT", "MOV", "P2R", "R2P", "CS2R", "ICMP", "IMUL", "FSEL", "I2F", "F2I", "I2FP",
-            "F2IP", "BMSK", "SGXT", "IDP", "ISCADD"},
-    "fma": {"IMAD", "HFMA2", "FFMA", "FADD", "FMUL"},
-    "xu": {"POPC", "FLO", "BREV", "MUFU"},
-    "lsu": {"LDS", "STS", "ATOMS", "LD", "ST", "LDG", "STG", "ATOM", "ATOMG", "RED", "LDL", "STL", "LDC", "LDSM",
-            "REDUX", "MATCH", "REDG", "LDGSTS", "STAS", "ATOMG"},
-    "issue": {"BRA", "BSSY", "BSYNC", "BREAK", "EXIT", "RET", "CALL", "WARPSYNC", "BAR", "B2R", "NOP", "YIELD",
-              "S2R", "S2UR", "SHFL", "VOTE", "VOTEU", "ULDC", "UMOV", "UIADD3", "USEL", "UISETP", "ULEA", "USHF",
-              "ULOP3", "UFLO", "UPOPC", "UIMAD", "UPRMT", "UBMSK", "USGXT", "UP2UR", "R2UR", "ELECT", "PLOP",
-              "DEPBAR", "MEMBAR", "ERRBAR", "CCTL", "BMOV", "JMP", "BPT", "KILL", "NANOSLEEP", "FENCE", "CS2UR",
-              "UCLEA", "ULEPC", "ACQBULK", "PMTRIG", "USETMAXREG", "UCGABAR_ARV", "UCGABAR_WAIT", "LEPC"},
-}
-PIPE_OF = {op: pipe for pipe, ops in OPCODES.items() for op in ops}
-INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(?:\{\s*)?(@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)")
-LINE = re.compile(r'^\s*//## File "([^"]+)", line (\d+)')
-MARK = re.compile(r"#\s*@([a-z]+)\b")
 
+# Instruction class -> (pipe, warp-instructions per clock per multiprocessor). A rate is the CUDA C++
+# Programming Guide's "results per clock cycle per multiprocessor" for compute capability 9.0 over 32
+# lanes. Classes of one pipe share it (warp_model.py adds their times); a class whose pipe is "issue"
+# costs an issue slot only.
+CLASSES = {
+    # 32-bit integer add, subtract, shift, compare, min/max, bitwise logic and select: 64 a clock.
+    "int": ("alu", 2.0),
+    # 32-bit integer multiply and multiply-add: 64 a clock. On sm_90 IMAD (also the compiler's move,
+    # shift and add in its .MOV/.SHL/.IADD forms, which it uses to balance pipes) runs on the FMA
+    # datapath, beside the ALU: a pipe of its own.
+    "imad": ("fma", 2.0),
+    # 32-bit floating-point add, multiply, fused multiply-add: 128 a clock (only the compiler's integer
+    # division helper uses them here).
+    "fp32": ("fma", 4.0),
+    # Population count, count of leading zeros / bit find, bit reverse: 16 a clock.
+    "bits": ("xu", 0.5),
+    # Conversions between integers and floats ("all other type conversions"), reciprocal: 16 a clock.
+    "convert": ("xu", 0.5),
+    # Shared memory, 32-bit or narrower per lane: 32 banks of 4 bytes, one warp access a clock when the
+    # lanes hit 32 different banks (the kernels lay shared arrays out so); shared atomics likewise (the
+    # compiler aggregates a warp's atomics on one address: VOTEU/UPOPC, then one lane's ATOMS).
+    "shared": ("lsu", 1.0),
+    # Shared memory, 64 bits per lane: 256 bytes a warp, two accesses of 128 bytes.
+    "shared64": ("lsu", 0.5),
+    # Global, local and generic memory, and constant loads: one access a clock through the same unit
+    # (assumed: the guide gives no rate; here they are dealing's byte loads and stores through generic
+    # addresses, the penalty values, a kept deal, the tally at the end, the kernel's arguments).
+    "memory": ("lsu", 1.0),
+    # Warp shuffle: 32 a clock.
+    "shuffle": ("shfl", 1.0),
+    # Branches, convergence barriers, exits, calls, NOPs: the branch unit (assumed one an issue slot:
+    # the guide gives no rate).
+    "branch": ("issue", ISSUE),
+    # Block barriers, warp votes and reductions, moves from special registers (assumed one an issue
+    # slot: the guide gives no rate; a few per checkpoint).
+    "sync": ("issue", ISSUE),
+    # The uniform datapath (one per scheduler: an issue slot each, beside the vector pipes).
+    "uniform": ("issue", ISSUE),
+}
+
+# SASS opcode (its name before the first dot) -> class. Memory opcodes are split by width below.
+OPCODES = {
+    "IADD3": "int",      # integer add of three operands (and its .X carry form)
+    "IADD": "int",       # integer add (older form)
+    "VIADD": "int",      # integer add with an immediate
+    "IABS": "int",       # integer absolute value
+    "IMNMX": "int",      # integer minimum/maximum
+    "VIMNMX": "int",     # integer minimum/maximum (sm_90 form)
+    "ISETP": "int",      # integer compare into a predicate
+    "ICMP": "int",       # integer compare and select
+    "LOP3": "int",       # any bitwise function of three operands
+    "LOP": "int",        # bitwise logic (older form)
+    "SHF": "int",        # funnel shift (64-bit shifts are pairs of them)
+    "SHL": "int",        # shift left
+    "SHR": "int",        # shift right
+    "LEA": "int",        # shift and add (address arithmetic)
+    "SEL": "int",        # select by a predicate
+    "FSEL": "int",       # select by a predicate (float form, an ALU select)
+    "PRMT": "int",       # byte permute
+    "BMSK": "int",       # bit mask of a width
+    "SGXT": "int",       # sign extend from a bit
+    "MOV": "int",        # register move
+    "CS2R": "int",       # zero a register pair (or read a clock): an ALU move
+    "PLOP3": "int",      # logic of three predicates
+    "P2R": "int",        # predicates into a register
+    "R2P": "int",        # a register into predicates
+    "IMAD": "imad",      # integer multiply-add, and its .MOV, .SHL, .IADD, .X, .WIDE, .HI forms
+    "IMUL": "imad",      # integer multiply
+    "HFMA2": "imad",     # half-precision FMA pair, used by the compiler to set a register: FMA datapath
+    "FFMA": "fp32",      # float fused multiply-add
+    "FADD": "fp32",      # float add
+    "FMUL": "fp32",      # float multiply
+    "POPC": "bits",      # population count
+    "FLO": "bits",       # find leading one (count of leading zeros)
+    "BREV": "bits",      # bit reverse (count of trailing zeros is BREV then FLO)
+    "MUFU": "convert",   # reciprocal (the integer division helper's first estimate)
+    "I2F": "convert",    # integer to float conversion
+    "F2I": "convert",    # float to integer conversion
+    "I2FP": "convert",   # integer to float conversion (sm_90 form)
+    "F2IP": "convert",   # float to integer conversion (sm_90 form)
+    "LDS": "shared",     # shared memory load
+    "STS": "shared",     # shared memory store
+    "ATOMS": "shared",   # shared memory atomic
+    "LD": "memory",      # generic load
+    "ST": "memory",      # generic store
+    "LDG": "memory",     # global load
+    "STG": "memory",     # global store
+    "LDL": "memory",     # local (stack) load: a spill
+    "STL": "memory",     # local (stack) store: a spill
+    "ATOM": "memory",    # generic atomic
+    "ATOMG": "memory",   # global atomic
+    "RED": "memory",     # global reduction (an atomic without result)
+    "REDG": "memory",    # global reduction (sm_90 form)
+    "LDC": "memory",     # constant bank load (the kernel's arguments)
+    "SHFL": "shuffle",   # warp shuffle
+    "BRA": "branch",     # branch
+    "BRX": "branch",     # indirect branch
+    "JMP": "branch",     # jump
+    "BSSY": "branch",    # set a convergence barrier
+    "BSYNC": "branch",   # wait at a convergence barrier
+    "BREAK": "branch",   # leave a convergence barrier
+    "BMOV": "branch",    # move a convergence barrier's state
+    "EXIT": "branch",    # end of the thread
+    "RET": "branch",     # return
+    "CALL": "branch",    # call (the integer division helper)
+    "WARPSYNC": "branch",  # wait for the lanes of a mask
+    "YIELD": "branch",   # scheduling hint
+    "NOP": "branch",     # padding
+    "BAR": "sync",       # block barrier (syncthreads, syncthreads_count)
+    "B2R": "sync",       # a barrier's result into a register
+    "VOTE": "sync",      # warp vote
+    "VOTEU": "sync",     # warp vote into a uniform register
+    "REDUX": "sync",     # warp reduction
+    "MATCH": "sync",     # warp match
+    "MEMBAR": "sync",    # memory barrier
+    "S2R": "sync",       # read a special register (thread index, lane mask)
+    "ULDC": "uniform",   # constant load into a uniform register
+    "UMOV": "uniform",   # uniform move
+    "UIADD3": "uniform",  # uniform add
+    "UIMAD": "uniform",  # uniform multiply-add
+    "ULEA": "uniform",   # uniform shift and add
+    "ULOP3": "uniform",  # uniform logic
+    "USHF": "uniform",   # uniform funnel shift
+    "USEL": "uniform",   # uniform select
+    "UISETP": "uniform",  # uniform compare
+    "UPOPC": "uniform",  # uniform population count
+    "UFLO": "uniform",   # uniform find leading one
+    "UPRMT": "uniform",  # uniform byte permute
+    "S2UR": "uniform",   # special register into a uniform register
+    "R2UR": "uniform",   # register into a uniform register
+}
+WIDE = {"shared": "shared64"}  # a class's form for 64-bit (or wider) accesses per lane
+
+
+class UnknownOpcode(ValueError):
+    """An opcode the table (OPCODES) does not classify: add it, with its class and why."""
+
+
+def classify(mnemonic: str) -> str:
+    """The class of a SASS mnemonic (`LDS.64`, `IMAD.MOV.U32`, ...)."""
+    opcode, *modifiers = mnemonic.split(".")
+    try:
+        kind = OPCODES[opcode]
+    except KeyError:
+        raise UnknownOpcode(f"opcode {opcode} ({mnemonic}) has no class in benchmarks/sass.py OPCODES") from None
+    if kind in WIDE and {"64", "128"} & set(modifiers):
+        kind = WIDE[kind]
+    return kind
+
+
+# ---------------------------------------------------------------- tools and compilation
 
 class MissingTool(RuntimeError):
-    """ptxas or nvdisasm is not installed (their wheels: `pip install 'bmn[gpu]'` or the test extra)."""
+    """ptxas or nvdisasm is not installed (their wheels: the `test` or `gpu` extra of bmn)."""
 
 
 def _wheel_binary(package: str, name: str) -> Path:
     try:
-        module = __import__(package, fromlist=["__path__"])
+        module = importlib.import_module(package)
     except ImportError:
         module = None
     roots = list(getattr(module, "__path__", [])) if module else []
@@ -113,23 +249,122 @@ def nvdisasm() -> Path:
     return _wheel_binary("nvidia", "nvdisasm")
 
 
-def kernel_function(name: str, module: str = "kernels.sweep.cuda"):
-    """The Python function of a sweep kernel and its signature (the module's KERNELS table)."""
-    mod = __import__(module, fromlist=["KERNELS"])
-    return mod.KERNELS[name]
+def cache_folder() -> Path:
+    return Path(tempfile.gettempdir()) / "bmn-sass"
 
 
 @cache
-def compiled(name: str, module: str = "kernels.sweep.cuda") -> tuple[str, str]:
-    """(ptxas's report, nvdisasm's listing with line information) of the kernel for sm_90; both kept
-    in a temporary folder under a hash of the PTX, so a second call in any process is quick."""
+def load_module(module: str | None = None):
+    """The module holding KERNELS: a dotted name; None for the first of DEFAULT_MODULES that imports;
+    or `COMMIT:path/to/module.py`, that module as it was at a commit of this repository: its whole
+    top-level package at that commit is unpacked into a temporary folder under another name
+    (`kernels_at_84785db8640e`), so that the module and everything it imports are of that commit."""
+    if module is None:
+        for name in DEFAULT_MODULES:
+            try:
+                return importlib.import_module(name)
+            except ModuleNotFoundError:
+                continue
+        raise ModuleNotFoundError(f"none of {DEFAULT_MODULES} imports")
+    if ":" not in module:
+        return importlib.import_module(module)
+    commit, path = module.split(":", 1)
+    parts = Path(path).with_suffix("").parts
+    top = historical_package(commit, parts[0])
+    return importlib.import_module(".".join((top,) + parts[1:]))
+
+
+def historical_package(commit: str, package: str) -> str:
+    """Unpack a top-level package of the repository as it was at `commit` (once per commit, kept in
+    the temporary folder), put its folder on sys.path, and return the name it is imported under."""
+    full = subprocess.run(["git", "rev-parse", "--verify", f"{commit}^{{commit}}"], cwd=ROOT, capture_output=True,
+                          text=True, check=True, timeout=60).stdout.strip()
+    name = f"{package}_at_{full[:12]}"
+    folder = cache_folder() / "history" / full[:12]
+    if not (folder / name / "__init__.py").exists():
+        archive = subprocess.run(["git", "archive", "--format=tar", full, package], cwd=ROOT, capture_output=True,
+                                 check=True, timeout=60).stdout
+        staging = Path(tempfile.mkdtemp(dir=cache_folder()))
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(staging, filter="data")
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            (staging / package).rename(folder / name)
+        except OSError:  # another process unpacked it first
+            shutil.rmtree(staging / package, ignore_errors=True)
+        shutil.rmtree(staging, ignore_errors=True)
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+    return name
+
+
+def kernel_function(name: str, module: str | None = None):
+    """The Python function of a kernel and its signature (the module's KERNELS table)."""
+    return load_module(module).KERNELS[name]
+
+
+LINE_BASE = 100_000  # a compiled line number is (file's number + 1) x LINE_BASE + line
+
+
+@contextlib.contextmanager
+def _files_in_line_numbers(files: dict[str, int]):
+    """While compiling: every line number Numba writes into the line table carries its file, numbered
+    in `files` (the file of the IR statement being lowered, which Numba's inlining keeps and its line
+    table drops). Only the line table changes, not the code."""
+    from numba.cuda import debuginfo, lowering
+
+    try:
+        lower_inst = lowering.Lower.lower_inst
+        adjust = lowering.BaseLower._adjust_line_if_prologue
+        mark_location = debuginfo.DIBuilder.mark_location
+    except AttributeError as error:
+        raise RuntimeError(f"numba-cuda's lowering is not as benchmarks/sass.py knows it (0.30): {error}") from None
+
+    def lower_with_file(self, inst):
+        self.debuginfo._bmn_file = self.loc.filename
+        return lower_inst(self, inst)
+
+    def adjust_in_own_file(self, line):
+        # numba-cuda moves a line above the function's `def` to the `def` (a decorator's line, it
+        # assumes): right in the function's own file, wrong for an inlined function of another file.
+        return adjust(self, line) if self.loc.filename == self.func_ir.loc.filename else line
+
+    def mark_with_file(self, builder, line):
+        file = getattr(self, "_bmn_file", None)
+        if file is not None and 0 <= line < LINE_BASE:
+            line += (files.setdefault(file, len(files)) + 1) * LINE_BASE
+        return mark_location(self, builder, line)
+
+    lowering.Lower.lower_inst = lower_with_file
+    lowering.BaseLower._adjust_line_if_prologue = adjust_in_own_file
+    debuginfo.DIBuilder.mark_location = mark_with_file
+    try:
+        yield
+    finally:
+        lowering.Lower.lower_inst = lower_inst
+        lowering.BaseLower._adjust_line_if_prologue = adjust
+        debuginfo.DIBuilder.mark_location = mark_location
+
+
+class Compiled(NamedTuple):
+    report: str  # ptxas -v's report
+    listing: str  # nvdisasm -g's listing
+    files: list[str]  # the files of the line numbers, by number
+
+
+@cache
+def compiled(name: str, module: str | None = None) -> Compiled:
+    """The kernel for sm_90: ptxas's report, nvdisasm's listing and its files. Kept in a temporary
+    folder under a hash of the PTX, so a second call in any process only compiles the PTX."""
     from numba import cuda
 
     fn, signature = kernel_function(name, module)
-    text, _ = cuda.compile_ptx(fn, signature, cc=ARCH, lineinfo=True)
+    files: dict[str, int] = {}
+    with _files_in_line_numbers(files):
+        text, _ = cuda.compile_ptx(fn, signature, cc=ARCH, lineinfo=True)
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    folder = Path(tempfile.gettempdir()) / "bmn-sass" / digest
-    report, listing = folder / "ptxas.txt", folder / "sass.txt"
+    folder = cache_folder() / digest
+    report, listing, table = folder / "ptxas.txt", folder / "sass.txt", folder / "files.json"
     if not listing.exists():
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "kernel.ptx").write_text(text)
@@ -143,15 +378,16 @@ def compiled(name: str, module: str = "kernels.sweep.cuda") -> tuple[str, str]:
         if out.returncode:
             raise RuntimeError(out.stderr)
         report.write_text(done.stderr)
+        table.write_text(json.dumps(sorted(files, key=files.get)))
         tmp = listing.with_suffix(f".{os.getpid()}")
         tmp.write_text(out.stdout)
-        tmp.replace(listing)
-    return report.read_text(), listing.read_text()
+        tmp.replace(listing)  # last: its presence says the folder is complete
+    return Compiled(report.read_text(), listing.read_text(), json.loads(table.read_text()))
 
 
-def registers(name: str, module: str = "kernels.sweep.cuda") -> dict:
+def resources(name: str, module: str | None = None) -> dict:
     """ptxas's figures for the kernel on sm_90: registers, stack frame, spill bytes, shared memory."""
-    report, _ = compiled(name, module)
+    report = compiled(name, module).report
 
     def number(pattern: str) -> int:
         found = re.search(pattern, report)
@@ -162,19 +398,168 @@ def registers(name: str, module: str = "kernels.sweep.cuda") -> dict:
             "shared": number(r"(\d+) bytes smem")}
 
 
-def instructions(listing: str) -> list[tuple[int, int | None, str]]:
-    """(address, source line, opcode) of every instruction, in address order."""
-    line = None
+def registers(name: str, module: str | None = None) -> int:
+    """Registers per thread of the kernel on sm_90 (ptxas -v)."""
+    return resources(name, module)["registers"]
+
+
+# ---------------------------------------------------------------- the listing
+
+INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(?:\{\s*)?(@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)")
+LINE = re.compile(r'^\s*//## File "([^"]+)", line (\d+)')
+LABEL = re.compile(r"^(\.L_x_\d+):")
+TARGET = re.compile(r"`\((\.L_x_\d+)\)")
+
+
+class Instruction(NamedTuple):
+    address: int
+    file: str | None  # the source file and line of the line table (None before the first entry)
+    line: int | None
+    mnemonic: str  # opcode with its modifiers: IMAD.MOV.U32
+    kind: str  # its class (CLASSES)
+    text: str  # the listing's line
+    target: str | None  # a branch's label
+    label: str | None  # the label just before it, if any
+
+    @property
+    def opcode(self) -> str:
+        return self.mnemonic.split(".")[0]
+
+
+def instructions(name: str, module: str | None = None) -> list[Instruction]:
+    """Every instruction of the kernel in address order, with its file, line and class."""
+    return parse(compiled(name, module))
+
+
+def parse(result: Compiled) -> list[Instruction]:
+    file = line = label = None
     found = []
-    for text in listing.splitlines():
+    unknown = set()
+    for text in result.listing.splitlines():
         m = LINE.match(text)
         if m:
-            line = int(m.group(2))
+            file, line = m.group(1), int(m.group(2))
+            if line >= LINE_BASE:
+                file, line = result.files[line // LINE_BASE - 1], line % LINE_BASE
+            continue
+        m = LABEL.match(text)
+        if m:
+            label = m.group(1)
             continue
         m = INSTRUCTION.match(text)
         if m:
-            found.append((int(m.group(1), 16), line, m.group(3)))
+            mnemonic = m.group(3)
+            try:
+                kind = classify(mnemonic)
+            except UnknownOpcode:
+                unknown.add(mnemonic)
+                kind = "?"
+            target = TARGET.search(text)
+            found.append(Instruction(int(m.group(1), 16), file, line, mnemonic, kind, text.strip(),
+                                     target.group(1) if target else None, label))
+            label = None
+    if unknown:
+        raise UnknownOpcode(f"opcodes without a class in benchmarks/sass.py OPCODES: {sorted(unknown)}")
     return found
+
+
+def loops(listed: list[Instruction]) -> list[tuple[int, int]]:
+    """The loops of the listing as (first, last) indexes: a branch back to a label at or before it."""
+    at = {ins.label: k for k, ins in enumerate(listed) if ins.label}
+    return [(at[ins.target], k) for k, ins in enumerate(listed)
+            if ins.opcode == "BRA" and ins.target in at and at[ins.target] <= k]
+
+
+def count(listed) -> Counter:
+    """Counter of class -> instructions, and 'total'."""
+    counts = Counter(ins.kind for ins in listed)
+    counts["total"] = len(listed)
+    return counts
+
+
+# ---------------------------------------------------------------- by function
+
+class Span(NamedTuple):
+    """Lines first..last of a source file, under a name (a function, or a part of one)."""
+    name: str
+    file: str
+    first: int
+    last: int
+
+    def holds(self, file: str | None, line: int | None) -> bool:
+        return line is not None and file == self.file and self.first <= line <= self.last
+
+
+def python_function(fn):
+    """The Python function of a Numba dispatcher, intrinsic or CUDA device function (or fn itself)."""
+    return getattr(fn, "py_func", None) or getattr(fn, "_defn", None) or fn
+
+
+def span(fn, name: str | None = None) -> Span:
+    """A function's lines."""
+    fn = python_function(fn)
+    source, first = inspect.getsourcelines(fn)
+    return Span(name or fn.__qualname__, os.path.abspath(inspect.getsourcefile(fn)), first, first + len(source) - 1)
+
+
+def block(fn, starts: str, name: str) -> Span:
+    """The lines of the block of a function that starts at its first line containing `starts` (a
+    loop, a branch): that line and the lines after it indented deeper (or blank)."""
+    whole = span(fn)
+    source, first = inspect.getsourcelines(python_function(fn))
+    k = next(i for i, text in enumerate(source) if starts in text)
+    indent = len(source[k]) - len(source[k].lstrip())
+    last = k
+    for i in range(k + 1, len(source)):
+        text = source[i]
+        if text.strip() and len(text) - len(text.lstrip()) <= indent:
+            break
+        if text.strip():
+            last = i
+    return Span(name, whole.file, first + k, first + last)
+
+
+def resolve(item, module: str | None = None) -> Span:
+    """A Span from a Span, a function, or 'module:qualname' (when the kernel's `module` is of a commit,
+    'kernels.engines.bitmask:trick2' names that commit's function)."""
+    if isinstance(item, Span):
+        return item
+    if isinstance(item, str):
+        name, _, qualname = item.partition(":")
+        if module and ":" in module:
+            top = load_module(module).__name__.split(".")[0]
+            if top.startswith(name.split(".")[0] + "_at_"):
+                name = ".".join([top] + name.split(".")[1:])
+        obj = importlib.import_module(name)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+        return span(obj)
+    return span(item)
+
+
+def attribute(listed: list[Instruction], functions, module: str | None = None) -> list[str]:
+    """Per instruction: the name of the innermost span (fewest lines) of `functions` that holds its
+    file and line, else 'other'."""
+    spans = sorted((resolve(f, module) for f in functions), key=lambda s: s.last - s.first)
+    return [next((s.name for s in spans if s.holds(ins.file, ins.line)), "other") for ins in listed]
+
+
+def profile(kernel_name: str, functions, module: str | None = None) -> dict[str, Counter]:
+    """Function (its qualname, or a Span's name) or 'other' -> Counter of class -> static instructions
+    (and 'total'), for the kernel's SASS on sm_90. `functions`: function objects (Numba dispatchers and
+    CUDA device functions included), 'module:qualname' strings or Spans."""
+    listed = instructions(kernel_name, module)
+    out: dict[str, Counter] = {}
+    for ins, where in zip(listed, attribute(listed, functions, module)):
+        out.setdefault(where, Counter())[ins.kind] += 1
+    for counts in out.values():
+        counts["total"] = sum(counts.values())
+    return out
+
+
+# ---------------------------------------------------------------- by region of a marked loop
+
+MARK = re.compile(r"#\s*@([a-z]+)\b")
 
 
 def marks(fn) -> tuple[dict[int, str], int, int]:
@@ -184,78 +569,109 @@ def marks(fn) -> tuple[dict[int, str], int, int]:
     return found, first, first + len(source) - 1
 
 
-def regions(name: str, module: str = "kernels.sweep.cuda") -> dict[str, Counter]:
-    """Region name -> Counter of pipe -> static SASS instructions (and 'total')."""
+def region_of_each(name: str, module: str | None = None) -> tuple[list[Instruction], list[str]]:
+    """The instructions of a marked kernel and the region of each (see `regions`)."""
     fn, _ = kernel_function(name, module)
-    _, listing = compiled(name, module)
+    listed = instructions(name, module)
     found, first, last = marks(fn)
     if "end" not in found.values():
         raise ValueError("the kernel marks no @end")
+    kernel_file = os.path.abspath(inspect.getsourcefile(fn))
     loop_first = min(found)
     end_line = max(line for line, n in found.items() if n == "end")
     anchors = sorted(found)
-    listed = instructions(listing)
-    helper = getattr(__import__(module, fromlist=["_keep"]), "_keep", None)
-    keep_lines = []
-    if helper is not None:
-        body, start = inspect.getsourcelines(getattr(helper, "py_func", helper))
-        keep_lines.append((start, start + len(body) - 1))
+    helper = getattr(load_module(module), "_keep", None)
+    keep = span(helper) if helper is not None else None
+
+    def mine(ins: Instruction) -> bool:
+        return ins.file == kernel_file and ins.line is not None
+
     # The region of each instruction on one of the loop's own lines, and for every instruction the
     # next such region in address order (an inlined function's code comes before the loop line that
     # uses its result: the segment's before the test of its event, a deal's before its slot's).
-    own = [found[max(a for a in anchors if a <= line)] if line is not None and loop_first <= line <= last else None
-           for _, line, _ in listed]
-    following = [None] * len(listed)
+    own = [found[max(a for a in anchors if a <= ins.line)] if mine(ins) and loop_first <= ins.line <= last else None
+           for ins in listed]
+    following: list[str | None] = [None] * len(listed)
     after = None
     for k in range(len(listed) - 1, -1, -1):
         after = own[k] or after
         following[k] = after
-    out: dict[str, Counter] = {}
+    out = []
     started = ended = False
-    for k, (_, line, opcode) in enumerate(listed):
-        pipe = PIPE_OF.get(opcode)
-        if pipe is None:
-            raise ValueError(f"opcode {opcode} is in no pipe of the table (benchmarks/sass.py OPCODES)")
+    for k, ins in enumerate(listed):
         if own[k] is not None:
             started = True
-            ended = ended or line >= end_line
+            ended = ended or ins.line >= end_line
             where = own[k]
         elif not started:
             where = "prologue"
-        elif line is not None and line > last:
+        elif mine(ins) and ins.line > last:
             # the helpers defined after the kernel in its file: a kept deal's slot (rare), or the tally
-            where = "keep" if any(a <= line <= b for a, b in keep_lines) else "finish"
+            where = "keep" if keep is not None and keep.holds(ins.file, ins.line) else "finish"
         else:
             where = following[k] or "epilogue"  # an inlined function's line
             if where == "checkpoint":
                 where = "refill"  # a checkpoint calls nothing; a refill's deal was moved before its test
         if ended:
             where = "epilogue"
-        counts = out.setdefault(where, Counter())
-        counts[pipe] += 1
-        counts["total"] += 1
+        out.append(where)
+    return listed, out
+
+
+def regions(name: str, module: str | None = None) -> dict[str, Counter]:
+    """Region name -> Counter of class -> static SASS instructions (and 'total'), for a kernel whose loop
+    marks each kind of work with `# @name` (kernels/sweep/cuda.py).
+
+    Walking the SASS in address order, an instruction on one of the loop's own lines belongs to the
+    region that line is in; an instruction of an inlined function belongs to the region of the next
+    loop line after it, the statement that uses what the function computed (or to the refill, the only
+    caller of functions at a checkpoint, where the compiler moved a deal's code above its test).
+    Instructions before the loop's first line are the prologue, after `@end` the epilogue; those of
+    functions defined after the kernel in its file (`_finished`, `_keep`: a finished game's tally) are
+    the finish region's, but `_keep`'s, the rare path of a kept deal, which are the keep region's."""
+    listed, where = region_of_each(name, module)
+    out: dict[str, Counter] = {}
+    for ins, region in zip(listed, where):
+        out.setdefault(region, Counter())[ins.kind] += 1
+    for counts in out.values():
+        counts["total"] = sum(counts.values())
     return out
 
 
-def main() -> None:
+# ---------------------------------------------------------------- the command
+
+def _table(rows: dict[str, Counter]) -> list[str]:
+    kinds = list(CLASSES)
+    width = max([12] + [len(r) + 2 for r in rows])
+    lines = [f"{'':<{width}}" + "".join(f"{k:>9}" for k in kinds) + f"{'total':>9}"]
+    for row, counts in rows.items():
+        lines.append(f"{row:<{width}}" + "".join(f"{counts[k]:>9}" for k in kinds) + f"{counts['total']:>9}")
+    return lines
+
+
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("kernel", nargs="?", default="random_sweep")
-    parser.add_argument("--module", default="kernels.sweep.cuda")
+    parser.add_argument("--module", default=None, help=f"default: the first of {', '.join(DEFAULT_MODULES)}")
+    parser.add_argument("--functions", default=None,
+                        help="comma-separated module:qualname: count by function instead of by marked region")
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     try:
-        table = regions(args.kernel, args.module)
-        figures = registers(args.kernel, args.module)
+        figures = resources(args.kernel, args.module)
+        if args.functions:
+            table = profile(args.kernel, args.functions.split(","), args.module)
+        else:
+            table = regions(args.kernel, args.module)
     except MissingTool as error:
         sys.exit(f"sass.py: {error}: pip install nvidia-cuda-nvcc-cu12 nvidia-cuda-nvdisasm")
     if args.json:
-        print(json.dumps({"registers": figures, "regions": {k: dict(v) for k, v in table.items()}}))
+        print(json.dumps({"ptxas": figures, "counts": {k: dict(v) for k, v in table.items()}}))
         return
-    print(f"{args.kernel} for sm_{ARCH[0]}{ARCH[1]}: {figures}")
-    pipes = list(PIPES)
-    print(f"{'region':<12}" + "".join(f"{p:>8}" for p in pipes) + f"{'total':>8}")
-    for region, counts in table.items():
-        print(f"{region:<12}" + "".join(f"{counts[p]:>8}" for p in pipes) + f"{counts['total']:>8}")
+    print(f"{args.kernel} ({load_module(args.module).__name__}) for sm_{ARCH[0]}{ARCH[1]}: {figures}")
+    print("static SASS instructions by class (pipe, warp-instructions a clock per multiprocessor): "
+          + ", ".join(f"{k} ({p}, {r:g})" for k, (p, r) in CLASSES.items()))
+    print("\n".join(_table(table)))
 
 
 if __name__ == "__main__":

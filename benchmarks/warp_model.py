@@ -1,39 +1,58 @@
-"""A model of the GPU sweep on one H200, fed by recorded games and by the compiled kernel's SASS.
+"""A model of the GPU sweep on one H200, fed by recorded games and by the compiled kernels' SASS.
 
-    python benchmarks/warp_model.py [--games 100000] [--kernel random_sweep] [--json]
+    python benchmarks/warp_model.py [--games 100000] [--kernel random_sweep] [--module M ...] [--json]
 
 No GPU is needed and none is simulated: every figure it prints is a model, with its inputs beside it.
+By default it models two kernels side by side: the one before the flat loop (commit 84785db,
+kernels/engines/gpu.py, loaded from git by benchmarks/sass.py) and the current one (kernels/sweep/cuda.py);
+`--module` names others (a dotted module or COMMIT:path, each with a KERNELS table).
 
-1. Traces. N random standard deals of one stream (kernels/rng.py) are played by segments
-   (kernels/engines/segments.py: free play, or one round of payment) and each segment recorded: did
-   it end a trick, did it end the game.
+1. Traces (`traces`). N random standard deals of one stream (kernels/rng.py, as the random sweep
+   deals them) are played by segments (kernels/engines/segments.py `step`): a FREE segment (free play
+   from a trick boundary up to the next penalty card played, or to a player running out) or one PAY
+   round (the payer pays until the payment completes, a penalty card flips the roles, or the payer
+   runs out). Per game: its segments' codes (SEG, TRICK_END, GAME_END; a trick's first segment is its
+   free play, the others its payment rounds), tricks, cards, whether its last segment was a payment
+   round, and whether it was cut at `cap` tricks (a cycle; none among random standard deals).
 2. Warps. The traces are replayed through 32-lane warps under two schedulings:
-   - converged (how the sweep ran before the flat loop: each lane plays its deals one after another,
-     the warp converging on every game, every trick and every trick's payment loop): a warp spends,
-     for each round of deals, the longest lane's tricks, and in each trick the longest lane's rounds;
-   - flat (kernels/sweep/cuda.py): every iteration each lane with a game plays one segment, a lane
-     whose game ended takes a prepared deal, and every CHECK iterations the warp meets at a checkpoint
-     and refills its queue (one deal a lane) when fewer deals than lanes are ready.
+   - converged (`converged`; the kernel before the flat loop): each lane plays its deals one after
+     another inside loops the warp converges on: for each round of deals (lane i plays its r-th deal)
+     the warp runs the longest lane's tricks, and in trick t the longest payment of the lanes still
+     playing;
+   - flat (`flat`; kernels/sweep/cuda.py): every iteration each lane with a game plays one segment, a
+     lane whose game ended takes a prepared deal from the warp's queue, and every `check` iterations
+     the warp meets at a checkpoint and refills its queue (one deal a lane) when fewer than
+     `threshold` deals are ready (and the refill fits in `capacity`).
    Lane utilisation: the lanes' segments over 32 x the warp's segment-iterations.
-3. Costs. benchmarks/sass.py counts the static SASS instructions of each region of the kernel's loop
-   for sm_90, by pipe. A region executed by any lane of a warp costs the warp all its instructions
-   (lanes on different branches of it each take their own: the count of every branch is the cost of a
-   warp whose lanes differ, which with 32 independent games is the usual case). A refill's loops run
-   once per penalty card, divided by the unrolling the compiler chose (ASSUMPTIONS).
-4. Throughput. Per multiprocessor, the cycles a deal needs are the largest of: its warp-instructions
-   over the issue rate (4 a clock), and for each pipe its warp-instructions over that pipe's rate
-   (benchmarks/sass.py PIPES). deals/s = multiprocessors x clock / cycles per deal, which assumes the
-   resident warps hide every latency (the occupancy, from the register count, is printed beside it).
+3. Costs: what a warp issues each time it runs a part of the kernel, a Counter of instruction class
+   (benchmarks/sass.py CLASSES) -> warp-instructions, from the kernel's SASS for sm_90, or any dict
+   given (`flat_model`, `converged_model`). A part any lane of a warp runs costs the warp all its
+   static instructions (every branch of it: 32 independent games take different branches).
+   - flat kernel (`flat_costs`): the regions its loop marks with `# @name` (benchmarks/sass.py
+     `regions`); a refill's loops run once per penalty card, divided by the compiler's unrolling.
+   - converged kernel (`converged_costs`): its SASS loop nest: the payment loop, the trick loop around
+     it, the deal loop around that (dealing's own loops run their trip counts, divided by the
+     unrolling), the take of `grab` deals around that.
+   Inside dealing's loops, branches that no lane or every lane alike takes at a known rate are weighed
+   by that rate (BRANCH_WEIGHTS).
+4. Throughput (`throughput`). Per multiprocessor, the cycles a deal needs are the largest of: its
+   warp-instructions over the issue rate (4 a clock), and for each pipe the sum over its classes of
+   warp-instructions over the class's rate. deals/s = multiprocessors x clock / cycles per deal, which
+   assumes the resident warps hide every latency: the occupancy by CUDA's rules (`occupancy`, from
+   ptxas's registers and shared memory) is printed beside it. Shared-memory accesses whose lanes share
+   banks (the converged kernel's rows of 64 bytes a thread) count once per turn (`row_conflicts`).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
-import re
+import math
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -44,121 +63,189 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import sass  # noqa: E402
 
-from kernels.engines import default_brent_start  # noqa: E402
-from kernels.engines.bitmask import words_from_positions  # noqa: E402
+from kernels.engines.bitmask import game2, words_from_positions  # noqa: E402
 from kernels.engines.segments import MID, OVER, step  # noqa: E402
+from kernels.engines.workspace import default_brent_start  # noqa: E402
 from kernels.rng import deal_state, random_deal, stream_key  # noqa: E402
 
-H200 = dict(multiprocessors=132, clock_hz=1.98e9)  # NVIDIA H200 SXM: 132 SMs, 1.98 GHz boost
+H200 = dict(name="NVIDIA H200 SXM", multiprocessors=132, clock_hz=1.98e9)  # 132 SMs, 1.98 GHz boost
 LANES = 32
+OLD = "84785db:kernels/engines/gpu.py"  # the kernel before the flat loop (issue 30)
 SEG, TRICK_END, GAME_END = 0, 1, 2  # what a recorded segment did
+STANDARD = np.array([1, 2, 3, 4] * 4, dtype=np.uint8)  # the standard deck's penalty cards, as the sweep lists them
+BRENT_START = default_brent_start(52)
 ASSUMPTIONS = [
-    "every resident warp issues whenever a pipe is free: latencies hidden (no memory stalls: the loop touches "
-    "shared memory only)",
-    "a region any lane of a warp runs costs the warp every static instruction of it (all its branches)",
-    "a refill's loops run once per penalty card (16), divided by the compiler's unrolling (read from the loop: "
-    "loads of the positions array per iteration)",
-    "Brent's check (the brent region) runs only in games past brent_start = 416 tricks: charged once for each "
-    "recorded game that reached it (a lower bound for those few games); no cycles among random standard deals",
-    "no deal is kept (the keep region, a kept deal's global atomic, runs for games past min_cards: none of these "
-    "games at a record hunt's threshold); the finish region holds a game's tally and its shared-memory histogram "
-    "atomic",
-    "132 multiprocessors at 1.98 GHz; pipe rates from the CUDA C++ Programming Guide's table for "
-    "compute capability 9.0 (benchmarks/sass.py PIPES)",
+    "every resident warp issues whenever a pipe is free: latencies hidden (the occupancy is printed beside; "
+    "the loops touch registers and shared memory, no global memory but a kept deal's slot and the tally)",
+    "a part of the kernel any lane of a warp runs costs the warp every static instruction of it (all its branches)",
+    "loops inside a deal run their trip counts (penalty cards, the deck's cards) divided by the compiler's "
+    "unrolling, read from the loop's memory accesses",
+    "Brent's check runs only at trick ends past brent_start = 416 tricks (how many games get there is printed "
+    "above); no cycles among random standard deals",
+    "no deal is kept (a record hunt keeps a few in 10^9); a warp's shared atomics on one address aggregated by "
+    "the compiler (one lane's ATOMS); the flat kernel's shared arrays [entry, lane] free of bank conflicts, the "
+    "converged kernel's rows of 64 bytes a thread 16-way (its LSU bound counts each access 16 times)",
+    "inside dealing's loops, Lemire's rejection branch never runs and a new random word is drawn every second "
+    "draw in every lane alike (BRANCH_WEIGHTS)",
+    "132 multiprocessors at 1.98 GHz; pipe rates from the CUDA C++ Programming Guide's throughput table for "
+    "compute capability 9.0 (benchmarks/sass.py CLASSES); branches, barriers, votes and the uniform datapath "
+    "cost an issue slot each",
 ]
 
 
 # ---------------------------------------------------------------- occupancy (CUDA's allocation rules)
 
-# Per compute capability: registers per SM, max warps and blocks per SM, shared memory per SM (bytes,
-# the most a kernel may configure), the shared memory the driver reserves per block, the register
-# allocation unit (per warp) and the shared memory allocation unit.
+# Per compute capability, as cuda_occupancy.h (the CUDA toolkit's occupancy calculator) and the device
+# properties give them: registers per SM, max warps and blocks per SM, shared memory per SM (the
+# largest carveout, the default), the shared memory the driver reserves per block, the allocation
+# units of registers (per warp) and shared memory (per block).
 LIMITS = {
     (7, 5): dict(registers=65536, warps=32, blocks=16, shared=65536, reserved=0, reg_unit=256, smem_unit=256),
     (8, 0): dict(registers=65536, warps=64, blocks=32, shared=167936, reserved=1024, reg_unit=256, smem_unit=128),
-    (8, 9): dict(registers=65536, warps=48, blocks=24, shared=101376, reserved=1024, reg_unit=256, smem_unit=128),
+    (8, 9): dict(registers=65536, warps=48, blocks=24, shared=102400, reserved=1024, reg_unit=256, smem_unit=128),
     (9, 0): dict(registers=65536, warps=64, blocks=32, shared=233472, reserved=1024, reg_unit=256, smem_unit=128),
 }
+SUB_PARTITIONS = 4  # schedulers per SM, each with a quarter of the register file (sm_70 on)
+MAX_REGISTERS = 256  # per thread, as cuda_occupancy.h has it from sm_70 on (ptxas itself gives at most 255)
 
 
-def occupancy(registers: int, threads: int, shared: int, cc: tuple[int, int] = (9, 0)) -> dict:
-    """Resident warps and blocks per multiprocessor for a kernel of `registers` per thread, `threads` per
-    block and `shared` bytes of static shared memory per block, by CUDA's allocation rules: registers are
-    given per warp in units of reg_unit, shared memory per block in units of smem_unit plus the
-    driver's reservation; a block is resident whole or not at all."""
+def occupancy(registers: int, threads_per_block: int, shared_bytes_per_block: int,
+              cc: tuple[int, int] = (9, 0)) -> dict:
+    """Resident blocks and warps per multiprocessor, by cuda_occupancy.h's rules, for a kernel of
+    `registers` per thread, `threads_per_block` and `shared_bytes_per_block` (static and dynamic).
+
+    Registers go to warps in units of 256, and each of the 4 sub-partitions holds a quarter of the
+    register file: warps per SM = 4 x floor(16,384 / registers a warp). Shared memory goes to blocks
+    in units of 128 bytes (256 on sm_75), the driver's reserved 1 KiB per block included. A block is
+    resident whole or not at all. Returns blocks, warps, fraction (of the SM's warps) and limit (what
+    binds first: registers, shared memory, warps or blocks)."""
     lim = LIMITS[cc]
-    warps_per_block = -(-threads // 32)
+    warps_per_block = -(-threads_per_block // 32)
     per_warp = -(-registers * 32 // lim["reg_unit"]) * lim["reg_unit"]
-    by_registers = (lim["registers"] // per_warp) // warps_per_block if per_warp else lim["blocks"]
-    per_block = -(-(shared + lim["reserved"]) // lim["smem_unit"]) * lim["smem_unit"]
-    by_shared = lim["shared"] // per_block if shared else lim["blocks"]
+    # The hardware's check: a block's warps rounded up to whole sets of sub-partitions fit the register file.
+    assumed = per_warp * -(-warps_per_block // SUB_PARTITIONS) * SUB_PARTITIONS
+    if registers > MAX_REGISTERS or assumed > lim["registers"]:
+        by_registers = 0
+    elif per_warp:
+        by_registers = (lim["registers"] // SUB_PARTITIONS // per_warp) * SUB_PARTITIONS // warps_per_block
+    else:
+        by_registers = lim["blocks"]
+    per_block = -(-(shared_bytes_per_block + lim["reserved"]) // lim["smem_unit"]) * lim["smem_unit"]
+    by_shared = lim["shared"] // per_block if per_block else lim["blocks"]
     by_warps = lim["warps"] // warps_per_block
-    blocks = min(by_registers, by_shared, by_warps, lim["blocks"])
-    limit = min((by_registers, "registers"), (by_shared, "shared memory"), (by_warps, "warps"),
-                (lim["blocks"], "blocks"))[1]
+    limits = [(by_registers, "registers"), (by_shared, "shared memory"), (by_warps, "warps"), (lim["blocks"], "blocks")]
+    blocks, limit = min(limits, key=lambda x: x[0])
     return dict(blocks=blocks, warps=blocks * warps_per_block, fraction=blocks * warps_per_block / lim["warps"],
                 limit=limit)
 
 
 # ---------------------------------------------------------------- traces
 
+class Traces(NamedTuple):
+    """Recorded games: codes[offsets[g]:offsets[g + 1]] are game g's segments (SEG: the trick goes on,
+    TRICK_END, GAME_END); per game its tricks, cards, whether its last segment was a payment round,
+    whether it was cut at `cap` tricks."""
+    codes: np.ndarray  # uint8
+    offsets: np.ndarray  # int64, games + 1
+    tricks: np.ndarray  # int64
+    cards: np.ndarray  # int64
+    ended_paying: np.ndarray  # bool
+    capped: np.ndarray  # bool
+
+    @property
+    def games(self) -> int:
+        return len(self.offsets) - 1
+
+    def rounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Payment rounds of every trick, game after game, and each game's first trick in that array."""
+        ends = np.flatnonzero(self.codes != SEG)
+        starts = np.concatenate([[0], ends[:-1] + 1])
+        return ends - starts, np.concatenate([[0], np.cumsum(self.tricks)])
+
+
 @njit(cache=True)
-def record(key, penalties, total, size0, count, brent_start, codes, offsets):
-    """Play deals 0..count-1 of the stream by segments; codes[offsets[g]:offsets[g+1]] are game g's
-    segments (SEG, TRICK_END, GAME_END). Returns the number of codes written (-1: `codes` too small).
-    A game that has not ended after brent_start tricks is cut there (random standard deals: none)."""
+def record(key, penalties, total, size0, first, count, cap, codes, offsets, tricks, cards, paying, capped):
+    """Play deals first..first+count-1 of the stream by segments (as the random sweep deals them) into
+    the arrays of `Traces`. Returns the number of codes written, -1 when `codes` is too small."""
     seq = np.zeros(total, dtype=np.uint8)
     positions = np.zeros(total, dtype=np.int64)
     k = 0
     for g in range(count):
         offsets[g] = k
-        random_deal(deal_state(key, g), positions, penalties, seq)
+        random_deal(deal_state(key, first + g), positions, penalties, seq)
         m0, n0, q0, m1, n1, q1 = words_from_positions(seq, positions, penalties.shape[0], size0)
         mX, nX, qX, mY, nY, qY = m0, np.uint32(n0), q0, m1, np.uint32(n1), q1
         who = v = pl = pc = np.uint32(0)
         pm = pq = np.uint64(0)
-        tricks = 0
+        t = 0
+        c = 0
         while True:
+            pay = v != 0
             mX, nX, qX, mY, nY, qY, who, v, pm, pq, pl, pc, event = step(mX, nX, qX, mY, nY, qY, who, v, pm, pq,
                                                                           pl, pc)
             if k >= codes.shape[0]:
                 return -1
-            if event == MID:
-                codes[k] = SEG
-            else:
-                tricks += 1
-                codes[k] = GAME_END if event == OVER or tricks >= brent_start else TRICK_END
+            code = SEG
+            if event != MID:
+                t += 1
+                c += np.int64(pl)
+                code = TRICK_END
+                if event == OVER or t >= cap:
+                    code = GAME_END
+                    paying[g] = pay
+                    capped[g] = event != OVER
+            codes[k] = code
             k += 1
-            if codes[k - 1] == GAME_END:
+            if code == GAME_END:
                 break
+        tricks[g] = t
+        cards[g] = c
     offsets[count] = k
     return k
 
 
-def traces(games: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    penalties = np.array([1, 2, 3, 4] * 4, dtype=np.uint8)
-    codes = np.zeros(games * 200, dtype=np.uint8)
-    offsets = np.zeros(games + 1, dtype=np.int64)
+def traces(games: int, seed: int = 1, shard: int = 0, cap: int = 100_000) -> Traces:
+    """Record `games` random standard deals of stream (seed, shard), from its deal 0."""
+    codes = np.zeros(games * 128, dtype=np.uint8)
+    arrays = [np.zeros(games + 1, dtype=np.int64), np.zeros(games, dtype=np.int64), np.zeros(games, dtype=np.int64),
+              np.zeros(games, dtype=np.bool_), np.zeros(games, dtype=np.bool_)]
     while True:
-        n = record(stream_key(seed, 0), penalties, 52, 26, games, default_brent_start(52), codes, offsets)
+        n = record(stream_key(seed, shard), STANDARD, 52, 26, 0, games, cap, codes, *arrays)
         if n >= 0:
-            return codes[:n], offsets
+            return Traces(codes[:n].copy(), *arrays)
         codes = np.zeros(len(codes) * 2, dtype=np.uint8)
+
+
+@njit(cache=True)
+def played_by_game2(key, penalties, total, size0, count, out):
+    """out[g] = (tricks, cards) of game2 (kernels/engines/bitmask.py) on deal g of the stream: what the
+    recorder must agree with."""
+    seq = np.zeros(total, dtype=np.uint8)
+    positions = np.zeros(total, dtype=np.int64)
+    for g in range(count):
+        random_deal(deal_state(key, g), positions, penalties, seq)
+        m0, n0, q0, m1, n1, q1 = words_from_positions(seq, positions, penalties.shape[0], size0)
+        period, winner, tricks, cards = game2(m0, n0, q0, m1, n1, q1, 0, 1 << 30)
+        out[g, 0] = tricks
+        out[g, 1] = np.int64(cards)
 
 
 # ---------------------------------------------------------------- schedulings
 
-# Regions of the flat loop, in the order flat() counts their executions.
-FLAT_REGIONS = ("loop", "checkpoint", "refill", "take", "segment", "trick", "finish")
+# What flat() counts: the iterations in which a warp runs each part of the flat loop (any lane).
+FLAT_RUNS = ("loop", "checkpoint", "refill", "take", "segment", "free", "pay", "trick", "finish", "brent")
+N_FLAT = len(FLAT_RUNS) + 2  # and the lane-segments played, the iterations
 
 
 @njit(cache=True)
-def flat(codes, offsets, lanes, check, out):
-    """The flat loop over one warp playing the games in order. out[:7]: executions of FLAT_REGIONS;
-    out[7]: lane-segments played; out[8]: iterations."""
+def flat(codes, offsets, lanes, check, threshold, capacity, brent_start, out):
+    """The flat loop over one warp playing the games in order. out[:10]: iterations that run each of
+    FLAT_RUNS; out[10]: lane-segments played; out[11]: iterations. threshold < 0: refill when fewer
+    deals are ready than lanes are waiting for one."""
     games = offsets.shape[0] - 1
     at = np.full(lanes, -1, dtype=np.int64)  # the lane's next code, -1: no game
-    stop = np.zeros(lanes, dtype=np.int64)
+    trick = np.zeros(lanes, dtype=np.int64)  # the lane's tricks so far
+    free = np.zeros(lanes, dtype=np.bool_)  # its next segment is free play
     prepared = 0  # games put into the queue
     ready = 0
     turn = 0
@@ -170,14 +257,15 @@ def flat(codes, offsets, lanes, check, out):
                 idle += at[i] < 0
             if idle == lanes and prepared == games and ready == 0:
                 break
-            if ready < lanes and prepared < games:
+            low = ready < (idle if threshold < 0 else threshold)
+            if low and prepared < games and ready + lanes <= capacity:
                 out[2] += 1
                 made = min(lanes, games - prepared)
                 prepared += made
                 ready += made
         turn += 1
         out[0] += 1
-        out[8] += 1
+        out[11] += 1
         took = False
         for i in range(lanes):
             if at[i] < 0:
@@ -186,220 +274,406 @@ def flat(codes, offsets, lanes, check, out):
                     g = prepared - ready
                     ready -= 1
                     at[i] = offsets[g]
-                    stop[i] = offsets[g + 1]
+                    trick[i] = 0
+                    free[i] = True
         if took:
             out[3] += 1
-        played = False
-        trick = False
-        ended = False
+        played = any_free = any_pay = any_trick = any_end = any_brent = False
         for i in range(lanes):
             if at[i] >= 0:
                 played = True
-                out[7] += 1
+                out[10] += 1
+                if free[i]:
+                    any_free = True
+                else:
+                    any_pay = True
                 c = codes[at[i]]
                 at[i] += 1
+                free[i] = c != SEG
                 if c != SEG:
-                    trick = True
+                    any_trick = True
+                    trick[i] += 1
                 if c == GAME_END:
-                    ended = True
+                    any_end = True
                     at[i] = -1
+                elif c == TRICK_END and trick[i] >= brent_start:
+                    any_brent = True
         out[4] += played
-        out[5] += trick
-        out[6] += ended
+        out[5] += any_free
+        out[6] += any_pay
+        out[7] += any_trick
+        out[8] += any_end
+        out[9] += any_brent
 
 
 @njit(cache=True)
-def converged(codes, offsets, lanes, out):
-    """The converged scheduling: lane i plays games i, i+lanes, i+2 lanes, ...; per round of games the
-    warp runs the longest lane's tricks, and in each trick the longest lane's payment rounds. out[0]:
-    deal rounds; out[1]: trick iterations; out[2]: payment-round iterations; out[3]: lane-segments;
-    out[4]: warp segment-iterations."""
+def converged(codes, offsets, lanes, brent_start, out):
+    """The converged scheduling: lane i plays games i, i + lanes, i + 2 lanes, ...; per round of games the
+    warp runs the longest lane's tricks, and in each trick the longest payment of the lanes still in
+    their game. out[0]: rounds of deals; out[1]: trick iterations; out[2]: payment-round iterations;
+    out[3]: lane-segments; out[4]: warp segment-iterations; out[5]: trick iterations past brent_start."""
     games = offsets.shape[0] - 1
-    rounds = np.zeros((lanes, 4096), dtype=np.int64)  # a lane's payment rounds in each trick of its game
-    tricks = np.zeros(lanes, dtype=np.int64)
+    at = np.zeros(lanes, dtype=np.int64)
+    stop = np.zeros(lanes, dtype=np.int64)
     for first in range(0, games, lanes):
         out[0] += 1
-        tricks[:] = 0
-        for i in range(lanes):
-            g = first + i
-            if g >= games:
-                continue
-            t = 0
-            r = -1  # the first segment of a trick is its free play
-            for k in range(offsets[g], offsets[g + 1]):
-                r += 1
-                out[3] += 1
-                if codes[k] != SEG:
-                    rounds[i, t] = r
-                    t += 1
-                    r = -1
-            tricks[i] = t
-        for t in range(tricks.max()):
+        n = min(lanes, games - first)
+        for i in range(n):
+            at[i] = offsets[first + i]
+            stop[i] = offsets[first + i + 1]
+        t = 0
+        while True:
+            most = -1  # the longest payment of this trick among the lanes still playing
+            for i in range(n):
+                if at[i] < stop[i]:
+                    r = 0
+                    while codes[at[i] + r] == SEG:
+                        r += 1
+                    out[3] += r + 1
+                    at[i] += r + 1
+                    most = max(most, r)
+            if most < 0:
+                break
             out[1] += 1
-            most = 0
-            for i in range(lanes):
-                if t < tricks[i] and rounds[i, t] > most:
-                    most = rounds[i, t]
             out[2] += most
             out[4] += 1 + most
+            out[5] += t >= brent_start
+            t += 1
 
 
-# ---------------------------------------------------------------- costs and the figure
+# ---------------------------------------------------------------- costs from the SASS
 
-def _at_brent(codes: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Per code: whether it ends a game that was cut at brent_start tricks (not over by then)."""
-    tricks = np.zeros(len(codes), dtype=bool)
-    ends = np.flatnonzero(codes == GAME_END)
-    counts = np.diff(np.concatenate([[0], np.cumsum(codes != SEG)[ends]]))
-    tricks[ends] = counts >= default_brent_start(52)
-    return tricks
+def _module_attr(module: str | None, name: str, default=None):
+    return getattr(sass.load_module(module), name, default)
 
 
-def loop_costs(kernel: str = "random_sweep", module: str = "kernels.sweep.cuda", penalty_cards: int = 16) -> dict:
-    """Region -> Counter(pipe -> warp-instructions each time a warp runs it), from the kernel's SASS; the
-    refill's loops counted once per penalty card (divided by their unrolling)."""
+def flat_costs(kernel: str = "random_sweep", module: str | None = None,
+               penalty_cards: int = 16) -> dict[str, Counter]:
+    """Region -> Counter(class -> warp-instructions each time a warp runs it), from the SASS of a kernel
+    whose loop marks its regions (`# @name`): a refill's loops run once per penalty card (divided by
+    their unrolling), their branches weighed by BRANCH_WEIGHTS."""
     table = sass.regions(kernel, module)
     refill = Counter(table.get("refill", Counter()))
-    for body, unroll in refill_loops(kernel, module):
+    for body, weighted, unroll in refill_loops(kernel, module):
         trips = max(1, penalty_cards // unroll)
-        for pipe, n in body.items():
-            refill[pipe] += n * (trips - 1)
-    costs = {r: Counter(table.get(r, Counter())) for r in FLAT_REGIONS + ("brent", "keep")}
+        for kind in set(body) | set(weighted):
+            refill[kind] += weighted[kind] * trips - body[kind]  # the static count holds the body once
+    costs = {r: Counter(table.get(r, Counter())) for r in FLAT_RUNS + ("keep",) if r in table}
     costs["refill"] = refill
     return costs
 
 
-def refill_loops(kernel: str, module: str) -> list[tuple[Counter, int]]:
-    """The innermost loops of the refill region (a backward branch to a label within it): each one's
-    instructions by pipe, and its unrolling (loads of a byte array per iteration, over the loads per
-    penalty card in the source: 2 where the loop also stores bytes, random_positions' swap; else 1)."""
-    fn, _ = sass.kernel_function(kernel, module)
-    _, listing = sass.compiled(kernel, module)
-    found, _, _ = sass.marks(fn)
-    refill_lines = _lines_of(found, "refill")
-    labels, listed, line = {}, [], None
-    for text in listing.splitlines():
-        m = sass.LINE.match(text)
-        if m:
-            line = int(m.group(2))
-            continue
-        m = re.match(r"^(\.L_x_\d+):", text)
-        if m:
-            labels[m.group(1)] = len(listed)
-            continue
-        m = sass.INSTRUCTION.match(text)
-        if m:
-            target = re.search(r"`\((\.L_x_\d+)\)", text)
-            listed.append((line, m.group(3), text, target.group(1) if target else None))
-    loops = [(labels[t], k) for k, (_, op, _, t) in enumerate(listed) if op == "BRA" and t and labels[t] <= k]
-    inner = [(a, b) for a, b in loops if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in loops)]
+def refill_loops(kernel: str, module: str | None) -> list[tuple[Counter, Counter, int]]:
+    """The innermost loops of a flat kernel's refill region over the deal's penalty cards: each one's
+    instructions by class, the same weighed by BRANCH_WEIGHTS, and its unrolling (byte loads per
+    iteration, over the loads per penalty card in the source: 2 where the loop also stores bytes, the
+    draws' swap; else 1)."""
+    listed, where = sass.region_of_each(kernel, module)
+    weights = branch_weights(listed, module)
+    spans = sass.loops(listed)
+    inner = [(a, b) for a, b in spans if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in spans)]
     out = []
     for a, b in inner:
         body = listed[a:b + 1]
-        byte_loads = sum(1 for _, op, text, _ in body if op in ("LD", "LDS") and ".U8" in text)
-        byte_stores = sum(1 for _, op, text, _ in body if op in ("ST", "STS") and ".U8" in text)
+        if not all(w == "refill" for w in where[a:b + 1]):
+            continue
+        byte_loads = sum(1 for ins in body if ins.opcode in ("LD", "LDS") and ".U8" in ins.mnemonic)
+        byte_stores = sum(1 for ins in body if ins.opcode in ("ST", "STS") and ".U8" in ins.mnemonic)
         if not byte_loads:
             continue  # an atomic's retry loop, or another loop not over the cards
-        # a refill loop is one whose code falls in the refill region (its inlined lines precede refill lines)
-        following = next((ln for ln, *_ in listed[b + 1:] if ln is not None and ln in found_lines(found)), None)
-        if following not in refill_lines:
-            continue
         per_card = 2 if byte_stores else 1
-        counts = Counter(sass.PIPE_OF[op] for _, op, _, _ in body)
-        counts["total"] = len(body)
-        out.append((counts, max(1, byte_loads // per_card)))
+        out.append((sass.count(body), weighed(body, weights[a:b + 1]), max(1, byte_loads // per_card)))
     return out
 
 
-def found_lines(found: dict) -> set:
-    first, last = min(found), max(found)
-    return set(range(first, last + 1))
+# Branches inside dealing's loops that no lane, or every lane alike, takes at a known rate (the rule
+# that a part costs a warp all its static instructions is for branches its lanes take independently):
+# (module, function, the block's first line or None for the whole function, share of the loop's trips).
+BRANCH_WEIGHTS = [
+    # Lemire's rejection test: its 64-bit remainder runs when the low product < r, probability r / 2^32
+    # (< 10^-8 for r <= 52).
+    ("rng", "bounded", "if low < r:", 0.0),
+    # A new 64-bit word every second draw (`have == 0`), in every lane of the warp alike.
+    ("rng", "next_word", None, 0.5),
+    ("rng", "mix64", None, 0.5),
+]
 
 
-def _lines_of(found: dict, region: str) -> set:
-    anchors = sorted(found)
-    return {line for line in range(min(found), max(found) + 1) if found[max(a for a in anchors if a <= line)] == region}
+def branch_weights(listed: list[sass.Instruction], module: str | None) -> list[float]:
+    """Per instruction: the share of a loop's trips in which the warp runs it (BRANCH_WEIGHTS, else 1)."""
+    top = sass.load_module(module).__name__.split(".")[0]
+    spans, share = [], {}
+    for mod, fn, starts, weight in BRANCH_WEIGHTS:
+        function = getattr(importlib.import_module(f"{top}.{mod}"), fn)
+        span = sass.block(function, starts, f"{fn}:{starts}") if starts else sass.span(function)
+        spans.append(span)
+        share[span.name] = weight
+    return [share.get(owner, 1.0) for owner in sass.attribute(listed, spans, module)]
 
 
-def throughput(per_deal: Counter) -> dict:
-    """Cycles per deal per multiprocessor (the binding bound) and deals/s on one H200."""
+def weighed(body: list[sass.Instruction], weights: list[float]) -> Counter:
+    out = Counter()
+    for ins, w in zip(body, weights):
+        out[ins.kind] += w
+        out["total"] += w
+    return out
+
+
+# The converged kernel's loops inside a deal (84785db: kernels/rng.py random_deal and
+# kernels/engines/bitmask.py words_from_positions, queue_of): (module, function, the loop's first line,
+# iterations a standard deal, shared-memory accesses an iteration). queue_of runs once per hand, over
+# that hand's penalty cards (8 of 16 on average).
+DEAL_LOOPS = [
+    ("rng", "random_deal", "for i in range(total)", 52, 2),  # seq[i] = 0; positions[i] = i
+    ("rng", "random_deal", "while t < penalties.shape[0]", 16, 5),  # two loads, three stores a draw
+    ("engines.bitmask", "words_from_positions", "for t in range(n_penalty)", 16, 1),
+    ("engines.bitmask", "queue_of", "while m != U0", 8, 1),
+]
+
+
+def converged_costs(kernel: str = "random_sweep", module: str = OLD) -> dict[str, Counter]:
+    """Costs of a kernel that plays each game inside loops (84785db): part -> Counter(class ->
+    warp-instructions each time a warp runs it), read from its SASS loop nest.
+
+    payment  the payment loop of trick2 (an innermost loop of trick2's `while True:` block);
+    trick    the trick loop around it (game2's loop over trick2), less the payment loop;
+    brent    the same for game2's second trick loop, Brent's (the one holding that block's lines);
+    deal     the deal loop around the trick loop, less both trick loops: dealing, the game's setup and
+             its tally; each of dealing's own loops (DEAL_LOOPS) runs its iterations over its unrolling
+             (its shared-memory accesses over those of an iteration), its branches weighed by
+             BRANCH_WEIGHTS, the static count holding one;
+    grab     the loop around the deal loop, less it: one atomic take of `grab` deals."""
+    listed = sass.instructions(kernel, module)
+    top = sass.load_module(module).__name__.split(".")[0]
+    bitmask = importlib.import_module(f"{top}.engines.bitmask")
+    payment = sass.block(bitmask.trick2, "while True:", "payment")
+    brent = sass.block(bitmask.game2, "while True:", "brent")
+    deal_spans = [(sass.block(getattr(importlib.import_module(f"{top}.{mod}"), fn), text, f"{fn}:{text}"), n, acc)
+                  for mod, fn, text, n, acc in DEAL_LOOPS]
+    owner = sass.attribute(listed, [payment, brent] + [s for s, _, _ in deal_spans], module)
+    nest = sass.loops(listed)
+
+    def inside(loop):  # the innermost loop strictly around `loop`
+        around = [x for x in nest if x[0] <= loop[0] and loop[1] <= x[1] and x != loop]
+        return min(around, key=lambda x: x[1] - x[0]) if around else None
+
+    def innermost(x):
+        return not any(x[0] <= y[0] and y[1] <= x[1] and y != x for y in nest)
+
+    pays = [x for x in nest if innermost(x) and all(o == "payment" for o in owner[x[0]:x[1] + 1])]
+    tricks = [inside(p) for p in pays]
+    brents = [t for t in tricks if "brent" in owner[t[0]:t[1] + 1]]
+    mains = [t for t in tricks if t not in brents]
+    if len(mains) != 1 or len(brents) != 1:
+        raise ValueError(f"expected one trick loop and one Brent loop around trick2's payment loops: {tricks}")
+    main, brent_loop = mains[0], brents[0]
+    deal = inside(main)
+    if deal is None or inside(brent_loop) != deal:
+        raise ValueError("the trick loops are not in one deal loop")
+
+    def part(loop, *less):  # the instructions of a loop but those of the loops `less`
+        return [listed[k] for k in range(loop[0], loop[1] + 1) if not any(a <= k <= b for a, b in less)]
+
+    (pay_main,) = [p for p in pays if main[0] <= p[0] <= main[1]]
+    (pay_brent,) = [p for p in pays if brent_loop[0] <= p[0] <= brent_loop[1]]
+    costs = {"payment": sass.count(listed[pay_main[0]:pay_main[1] + 1]),
+             "trick": sass.count(part(main, pay_main)),
+             "brent": sass.count(part(brent_loop, pay_brent))}
+    dealing = sass.count(part(deal, main, brent_loop))
+    weights = branch_weights(listed, module)
+    for loop in nest:
+        if not (innermost(loop) and deal[0] <= loop[0] and loop[1] <= deal[1]):
+            continue
+        if main[0] <= loop[0] <= main[1] or brent_loop[0] <= loop[0] <= brent_loop[1]:
+            continue
+        names = Counter(o for o in owner[loop[0]:loop[1] + 1] if o != "other")
+        match = [(n, acc) for s, n, acc in deal_spans if names and s.name == names.most_common(1)[0][0]]
+        if not match:
+            raise ValueError(f"a loop in the deal loop that DEAL_LOOPS does not list: {names}")
+        iterations, accesses = match[0]
+        loop_body = listed[loop[0]:loop[1] + 1]
+        shared = sum(1 for ins in loop_body if ins.opcode in ("LDS", "STS"))
+        trips = iterations / max(1, shared // accesses)
+        static, weighted = sass.count(loop_body), weighed(loop_body, weights[loop[0]:loop[1] + 1])
+        for kind in set(static) | set(weighted):
+            dealing[kind] += weighted[kind] * trips - static[kind]  # the static count holds the body once
+    costs["deal"] = dealing
+    grab_loop = inside(deal)
+    costs["grab"] = sass.count(part(grab_loop, deal)) if grab_loop else Counter()
+    return costs
+
+
+# ---------------------------------------------------------------- the figures
+
+def throughput(per_deal: Counter, machine: dict = H200, shared_ways: int = 1) -> dict:
+    """Cycles per deal per multiprocessor (the bound that binds) and deals/s on the machine, from the
+    warp-instructions a deal issues by class; each shared-memory access takes `shared_ways` turns of the
+    banks (bank conflicts: `row_conflicts`)."""
     bounds = {"issue": per_deal["total"] / sass.ISSUE}
-    for pipe, rate in sass.PIPES.items():
+    for kind, (pipe, rate) in sass.CLASSES.items():
         if pipe != "issue":
-            bounds[pipe] = per_deal[pipe] / rate
+            ways = shared_ways if kind.startswith("shared") else 1
+            bounds[pipe] = bounds.get(pipe, 0.0) + per_deal[kind] * ways / rate
     binding = max(bounds, key=bounds.get)
     cycles = bounds[binding]
     return dict(cycles_per_deal=cycles, bound=binding, bounds=bounds,
-                deals_per_s=H200["multiprocessors"] * H200["clock_hz"] / cycles)
+                deals_per_s=machine["multiprocessors"] * machine["clock_hz"] / cycles if cycles else float("inf"))
 
 
-def model(games: int = 100_000, kernel: str = "random_sweep", module: str = "kernels.sweep.cuda") -> dict:
-    codes, offsets = traces(games)
-    costs = loop_costs(kernel, module)
-    check = __import__(module, fromlist=["CHECK"]).CHECK
-    out = np.zeros(9, dtype=np.int64)
-    flat(codes, offsets, LANES, check, out)
-    runs = dict(zip(FLAT_REGIONS, (int(x) for x in out[:7])))
+def row_conflicts(row_bytes: int) -> int:
+    """How many lanes of a warp share a bank when each lane reads the same column of its own row of
+    `row_bytes` bytes in shared memory (32 banks of 4 bytes): the accesses to one bank take turns."""
+    return math.gcd(row_bytes // 4, 32) if row_bytes % 4 == 0 else 1
+
+
+def _spend(runs: dict[str, float], costs: dict[str, Counter], games: int) -> Counter:
     per_deal = Counter()
-    for region, n in runs.items():
-        for pipe, k in costs[region].items():
-            per_deal[pipe] += n * k / games
-    runs["brent"] = int(((codes == GAME_END) & _at_brent(codes, offsets)).sum())
-    new = dict(utilisation=out[7] / (LANES * out[8]), iterations=int(out[8]), runs=runs,
-               warp_instructions_per_deal=per_deal["total"], **throughput(per_deal))
-    # Converged: the same kernel's costs, spent as the converged loops spend them: every trick iteration
-    # a segment (free play) and a trick's end, every payment-round iteration a segment, every round of
-    # deals one deal each lane (a refill) and one game's end.
-    old_out = np.zeros(5, dtype=np.int64)
-    converged(codes, offsets, LANES, old_out)
-    old_per_deal = Counter()
-    for region, n in (("segment", old_out[1] + old_out[2]), ("trick", old_out[1]), ("refill", old_out[0]),
-                      ("finish", old_out[0]), ("loop", old_out[1] + old_out[2])):
-        for pipe, k in costs[region].items():
-            old_per_deal[pipe] += n * k / games
-    old = dict(utilisation=old_out[3] / (LANES * old_out[4]), warp_instructions_per_deal=old_per_deal["total"],
-               **throughput(old_per_deal))
-    figures = sass.registers(kernel, module)
-    threads = __import__(module, fromlist=["THREADS"]).THREADS
+    for part, n in runs.items():
+        for kind, k in costs.get(part, Counter()).items():
+            per_deal[kind] += n * k / games
+    return per_deal
+
+
+def flat_model(tr: Traces, costs: dict[str, Counter], check: int = 16, threshold: int = LANES, capacity: int = 64,
+               lanes: int = LANES, brent_start: int = BRENT_START) -> dict:
+    """The flat scheduling of the recorded games, costed: each part of FLAT_RUNS found in `costs` (a
+    Counter of class -> warp-instructions) is charged for every iteration in which any lane runs it
+    ('segment' for either kind of segment, 'free' and 'pay' for each kind, when a kernel has them apart)."""
+    out = np.zeros(N_FLAT, dtype=np.int64)
+    flat(tr.codes, tr.offsets, lanes, check, threshold, capacity, brent_start, out)
+    runs = dict(zip(FLAT_RUNS, (int(x) for x in out[:len(FLAT_RUNS)])))
+    per_deal = _spend(runs, costs, tr.games)
+    return dict(scheduling="flat", utilisation=out[-2] / (lanes * out[-1]), iterations=int(out[-1]), runs=runs,
+                warp_instructions_per_deal=per_deal["total"], per_deal=dict(per_deal), **throughput(per_deal))
+
+
+def converged_model(tr: Traces, costs: dict[str, Counter], lanes: int = LANES, grab: int = 8,
+                    brent_start: int = BRENT_START, shared_ways: int = 1) -> dict:
+    """The converged scheduling of the recorded games, costed: `costs` parts 'trick' (a trick
+    iteration: free play and the trick's end), 'payment' (a payment-round iteration), 'deal' (a round
+    of deals: each lane deals, sets up and tallies one game), optional 'grab' (once every `grab` rounds)
+    and 'brent' (a trick iteration past brent_start, instead of 'trick')."""
+    out = np.zeros(6, dtype=np.int64)
+    converged(tr.codes, tr.offsets, lanes, brent_start, out)
+    late = int(out[5]) if "brent" in costs else 0
+    runs = {"deal": int(out[0]), "grab": out[0] / grab, "trick": int(out[1]) - late, "brent": late,
+            "payment": int(out[2])}
+    per_deal = _spend(runs, costs, tr.games)
+    return dict(scheduling="converged", utilisation=out[3] / (lanes * out[4]), iterations=int(out[4]), runs=runs,
+                warp_instructions_per_deal=per_deal["total"], per_deal=dict(per_deal), shared_ways=shared_ways,
+                **throughput(per_deal, shared_ways=shared_ways))
+
+
+def as_converged(costs: dict[str, Counter]) -> dict[str, Counter]:
+    """A flat kernel's region costs spent the converged way (a what-if: the same instructions, the old
+    scheduling): a trick iteration is a segment, a trick's end and the loop; a payment round a segment
+    and the loop; a round of deals a refill (one deal a lane) and a game's tally."""
+    def total(*parts):
+        out = Counter()
+        for p in parts:
+            out.update(costs.get(p, Counter()))
+        return out
+    return {"trick": total("segment", "trick", "loop"), "payment": total("segment", "loop"),
+            "deal": total("refill", "finish")}
+
+
+def is_flat(kernel: str, module: str | None) -> bool:
+    """Whether the kernel's loop marks its regions (`# @name`): the flat loop."""
+    fn, _ = sass.kernel_function(kernel, module)
+    return bool(sass.marks(fn)[0])
+
+
+def model_kernel(tr: Traces, kernel: str = "random_sweep", module: str | None = None) -> list[dict]:
+    """The model's rows for one kernel: a flat kernel under its own scheduling and, as a what-if, under
+    the converged one; a converged kernel under its own."""
+    figures = sass.resources(kernel, module)
+    threads = _module_attr(module, "THREADS")
     occ = occupancy(figures["registers"], threads, figures["shared"])
-    segments = len(codes) / games
-    tricks = int((codes != SEG).sum()) / games
-    return dict(kind="model", games=games, kernel=kernel, segments_per_game=segments, tricks_per_game=tricks,
-                costs={r: dict(c) for r, c in costs.items()}, ptxas=figures, occupancy=occ, flat=new,
-                converged=old, machine=H200, assumptions=ASSUMPTIONS)
+    name = sass.load_module(module).__name__
+    common = dict(kernel=kernel, module=module or name, ptxas=figures, threads_per_block=threads, occupancy=occ)
+    if is_flat(kernel, module):
+        costs = flat_costs(kernel, module)
+        check = _module_attr(module, "CHECK", 1)
+        queue = _module_attr(module, "QUEUE", 64)
+        rows = [dict(flat_model(tr, costs, check=check, capacity=queue), label=f"{name}: flat", costs=costs,
+                     check=check, queue=queue, **common),
+                dict(converged_model(tr, as_converged(costs)), label=f"{name}: its costs, converged (what-if)",
+                     costs=as_converged(costs), **common)]
+    else:
+        # Its shared arrays are one row of MAX_TOTAL bytes per thread (84785db: `seq`, `scratch`).
+        ways = row_conflicts(_module_attr(module, "MAX_TOTAL", 0))
+        costs = converged_costs(kernel, module)
+        rows = [dict(converged_model(tr, costs, grab=_module_attr(module, "GRAB", 8), shared_ways=ways),
+                     label=f"{name}: converged", costs=costs, **common)]
+    return rows
 
 
-def main() -> None:
+def model(games: int = 100_000, kernel: str = "random_sweep", modules=(OLD, None), seed: int = 1) -> dict:
+    tr = traces(games, seed)
+    rows = [row for module in modules for row in model_kernel(tr, kernel, module)]
+    return dict(kind="model", kernel=kernel, games=games, seed=seed, segments_per_game=len(tr.codes) / games,
+                tricks_per_game=float(tr.tricks.mean()), max_tricks=int(tr.tricks.max()),
+                past_brent_start=int((tr.tricks > BRENT_START).sum()), capped=int(tr.capped.sum()), rows=rows,
+                machine=H200, assumptions=ASSUMPTIONS)
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.floating,)):
+        return float(x)
+    return x
+
+
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--kernel", default="random_sweep")
-    parser.add_argument("--module", default="kernels.sweep.cuda")
+    parser.add_argument("--module", action="append", default=None,
+                        help=f"a module with KERNELS (dotted, or COMMIT:path); repeat for several; default: {OLD} "
+                             "and the current kernel")
+    parser.add_argument("--new-module", action="append", default=[], help="a module to model besides the default ones")
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    modules = args.module or [OLD, None]
+    modules += [m for m in args.new_module if m not in modules]
     try:
-        result = model(args.games, args.kernel, args.module)
+        r = model(args.games, args.kernel, modules, args.seed)
     except sass.MissingTool as error:
         sys.exit(f"warp_model.py: {error}: pip install nvidia-cuda-nvcc-cu12 nvidia-cuda-nvdisasm")
     if args.json:
-        print(json.dumps(result, default=float))
+        print(json.dumps(_jsonable(r)))
         return
-    r = result
-    print(f"MODEL (no GPU): {r['kernel']} on one H200, {r['games']:,} random standard games "
-          f"({r['segments_per_game']:.1f} segments, {r['tricks_per_game']:.1f} tricks a game)")
-    p, o = r["ptxas"], r["occupancy"]
-    print(f"  ptxas sm_90: {p['registers']} registers, {p['stack']} B stack, {p['spill_stores']} B spills, "
-          f"{p['shared']} B shared; occupancy {o['warps']} warps/SM ({o['fraction']:.0%}, limited by {o['limit']})")
-    print("  SASS per region (warp-instructions each time a warp runs it):")
-    for region, c in r["costs"].items():
-        print(f"    {region:<11}" + "  ".join(f"{k} {v}" for k, v in c.items()))
-    for name in ("converged", "flat"):
-        f = r[name]
-        print(f"  {name:<10} lane utilisation {f['utilisation']:.1%}, {f['warp_instructions_per_deal']:.0f} "
-              f"warp-instructions a deal, {f['cycles_per_deal']:.1f} SM-cycles a deal ({f['bound']} bound): "
-              f"{f['deals_per_s'] / 1e9:.2f} G deals/s (model)")
-    print("  assumptions:")
+    m = r["machine"]
+    print(f"MODEL (no GPU ran): {r['kernel']} on one {m['name']} ({m['multiprocessors']} SMs, "
+          f"{m['clock_hz'] / 1e9:.2f} GHz), {r['games']:,} random standard games of seed {r['seed']} "
+          f"({r['segments_per_game']:.1f} segments and {r['tricks_per_game']:.1f} tricks a game, longest "
+          f"{r['max_tricks']} tricks, {r['past_brent_start']} past brent_start, {r['capped']} cut as cycles)")
+    for row in r["rows"]:
+        p, o = row["ptxas"], row["occupancy"]
+        print(f"\n{row['label']}  [{row['module']}]")
+        print(f"  ptxas sm_90: {p['registers']} registers, {p['stack']} B stack, {p['spill_stores']} B spills, "
+              f"{p['shared']} B shared; {row['threads_per_block']} threads a block: occupancy {o['warps']} warps/SM "
+              f"({o['fraction']:.0%}, {o['blocks']} blocks, limited by {o['limit']}; CUDA's rules)")
+        print("  warp-instructions each time a warp runs a part: "
+              + "; ".join(f"{part} {c['total']:.0f}" for part, c in row["costs"].items()))
+        spent = {k: v / r["games"] * row["costs"].get(k, {}).get("total", 0) for k, v in row["runs"].items()}
+        print("  runs a deal (warp-instructions a deal): " + ", ".join(
+            f"{k} {v / r['games']:.3g} ({spent[k]:.0f})" for k, v in row["runs"].items() if v))
+        bounds = ", ".join(f"{k} {v:.0f}" for k, v in row["bounds"].items())
+        print(f"  lane utilisation {row['utilisation']:.1%} (model); {row['warp_instructions_per_deal']:.0f} "
+              f"warp-instructions a deal (model); SM-cycles a deal: {bounds}")
+        print(f"  => {row['cycles_per_deal']:.1f} SM-cycles a deal, {row['bound']} bound: "
+              f"{row['deals_per_s'] / 1e9:.2f} G deals/s on one H200 (model, assuming the {o['warps']} resident "
+              f"warps hide every latency)")
+    print("\nassumptions:")
     for a in r["assumptions"]:
-        print(f"    - {a}")
+        print(f"  - {a}")
 
 
 if __name__ == "__main__":
