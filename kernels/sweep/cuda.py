@@ -131,7 +131,7 @@ def specialised(mode: int):
         queue_n0 = cuda.shared.array(QUEUE, types.uint32)
         queue_j = cuda.shared.array(QUEUE, types.int64)
         # The queue's counters: [PUT] slots written by this refill, [READY] deals that may be taken,
-        # [HEAD] deals taken since the start (the next one's slot is HEAD % QUEUE), [SEEN + c % 2] READY
+        # [HEAD] deals taken since the start (the next one's slot is HEAD & (QUEUE - 1)), [SEEN + c % 2] READY
         # as lane 0 saw it just before checkpoint c.
         ticket = cuda.shared.array(5, types.int32)
         lengths = cuda.shared.array(HIST_SHARED, types.uint32)
@@ -145,8 +145,7 @@ def specialised(mode: int):
         nxt = np.int64(0)
         end = np.int64(0)
         m0 = q0 = m1 = q1 = U0
-        n0 = np.uint32(s0)
-        n1 = np.uint32(total - s0)
+        n0 = np.uint32(s0)  # hand 1's cards (a state's own cut; hand 2's: total - n0, at the take)
         put = I0  # the next refill's first slot (the same in every lane)
         exhausted = False
         # The lane's game: the segments' state, its tricks and cards, Brent's saved state.
@@ -208,7 +207,6 @@ def specialised(mode: int):
                             drawn = random_positions(deal_state(key, index), scratch, n_penalty, total)
                             if mode == STATES:
                                 n0 = np.uint32(random_cut(drawn, total))
-                                n1 = np.uint32(total - n0)
                             m0, q0, m1, q1 = penalty_words(scratch, penalties, n0)
                         slot = (put + cuda.atomic.add(ticket, PUT, 1)) & (QUEUE - 1)
                         queue_m0[slot] = m0
