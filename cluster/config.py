@@ -80,7 +80,8 @@ class SearchConfig:
     input_deals: list[str] = field(default_factory=list, repr=False)
 
     def space(self) -> DealSpace:
-        return self.strategy_def.deal_space(self)
+        """The run's deal space, computed once (a config never changes)."""
+        return self._once("space", lambda: self.strategy_def.deal_space(self))
 
     @property
     def strategy_def(self) -> Strategy:
@@ -102,8 +103,17 @@ class SearchConfig:
         return ident
 
     def fingerprint(self) -> str:
-        text = json.dumps(self.identity(), sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        """The identity's hash (what signs the run's shards), computed once."""
+        return self._once("fingerprint", lambda: hashlib.sha256(
+            json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()[:16])
+
+    def _once(self, name: str, compute):
+        # Kept beside the fields, not among them: equality, asdict and `replace` (a new config, computed
+        # afresh) see only the fields. (A frozen dataclass is written through object.__setattr__.)
+        key = f"_{name}"
+        if key not in self.__dict__:
+            object.__setattr__(self, key, compute())
+        return self.__dict__[key]
 
     def to_json(self) -> dict:
         """The config as run.json stores it: each strategy table under its strategy's name."""

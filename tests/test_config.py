@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -84,6 +85,25 @@ def test_identity_ignores_execution_settings():
     b = build_config({"workers": 8, "address": "auto", "out": "b", "device": "gpu"})
     c = build_config({"seed": 2})
     assert a.fingerprint() == b.fingerprint() != c.fingerprint()
+
+
+def test_space_and_fingerprint_are_computed_once_per_config(monkeypatch):
+    from kernels.strategies import get
+
+    config = build_config({"strategy": "atlas", "deck": "1:2,2:2", "atlas": {"plain": "4:8"}, "min_cards": 5})
+    calls = []
+    atlas = get("atlas")
+    deal_space = atlas.deal_space
+    monkeypatch.setattr(atlas, "deal_space", lambda c: calls.append(c) or deal_space(c))
+    identity = type(config).identity
+    monkeypatch.setattr(type(config), "identity", lambda c: calls.append("identity") or identity(c))
+    first = config.space(), config.fingerprint()
+    assert (config.space(), config.fingerprint()) == first and config.space() is first[0]
+    assert Plan(config).space is first[0] and calls.count("identity") == 1
+    # Equality, the stored form and a changed copy see the fields alone: the copy computes its own.
+    changed = dataclasses.replace(config, min_cards=9)
+    assert changed == build_config({"strategy": "atlas", "deck": "1:2,2:2", "atlas": {"plain": "4:8"}, "min_cards": 9})
+    assert "_space" not in config.to_json() and changed.fingerprint() != first[1]
 
 
 def test_deals_file_is_read_once_into_the_run(tmp_path):
