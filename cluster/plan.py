@@ -3,22 +3,16 @@
 Shard k of a plan is computed on demand (`Plan.shard(k)`), so a plan over the 6.5e20 deals of
 the standard deck costs nothing; a run records the shards it finished, never the planned ones.
 How a search is cut into shards is the strategy's own business (`shard_count` and `shard` in its
-module under kernels/strategies/); the plan only asks it.
+module under kernels/strategies/); the plan only asks it, and hands out the `Shard` it makes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from kernels.strategies import Shard
 
 from .config import SearchConfig
 
-
-@dataclass(frozen=True)
-class Shard:
-    id: int
-    strategy: str
-    params: dict  # JSON-able: what this shard computes (for the manifest and the worker)
-    deals: tuple[str, ...] = ()  # input deals, for strategies that take a deals file
+__all__ = ["Plan", "Shard"]
 
 
 class Plan:
@@ -32,5 +26,4 @@ class Plan:
     def shard(self, k: int) -> Shard:
         if not 0 <= k < self.count:
             raise IndexError(k)
-        spec = self.strategy.shard(self.config, self.space, self.params, k)
-        return Shard(k, self.config.strategy, spec.params, spec.deals)
+        return self.strategy.shard(self.config, self.space, self.params, k)

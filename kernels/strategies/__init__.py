@@ -16,7 +16,7 @@ from ..errors import BmnError
 from . import ancestors, atlas, census, climb, cycles, deals, exhaustive, extend, longest, random, states
 from .ancestors import run_ancestors
 from .atlas import run_atlas
-from .base import Param, ShardSpec, Strategy
+from .base import Param, Shard, Strategy
 from .climb import run_climb
 from .deals import run_deals
 from .extend import run_extend
@@ -41,7 +41,7 @@ REGISTRY: dict[str, Strategy] = {s.name: s for s in (
 STRATEGIES = tuple(REGISTRY)
 
 __all__ = [
-    "Candidate", "CycleRow", "Param", "REGISTRY", "STRATEGIES", "ShardResult", "ShardSpec", "Strategy", "get",
+    "Candidate", "CycleRow", "Param", "REGISTRY", "STRATEGIES", "Shard", "ShardResult", "Strategy", "get",
     "run_ancestors", "run_atlas", "run_climb", "run_deals", "run_exhaustive", "run_extend", "run_longest", "run_random", "run_shard",
     "run_states",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..backward import ancestors
 from ..notation import parse_deal
-from .base import Param, ShardSpec, Strategy
+from .base import Param, Shard, Strategy
 from .deals import CASELLA
 from ..tally import ShardResult, tally_games
 
@@ -39,8 +39,8 @@ class Ancestors(Strategy):
         return params["parts"]
 
     def shard(self, config, space, params, k):
-        return ShardSpec({"deal": config.deal, "part": k, "parts": params["parts"], "limit": params["limit"],
-                          "max_states": params["max_states"]})
+        return Shard(k, self.name, {"deal": config.deal, "part": k, "parts": params["parts"], "limit": params["limit"],
+                                    "max_states": params["max_states"]})
 
     wrapper = staticmethod(run_ancestors)
 

@@ -30,7 +30,7 @@ from ..decks import Deck, check_deck, parse_deck
 from ..engines import pick_engine
 from ..errors import BmnError
 from ..notation import MAX_CARDS
-from .base import Param, ShardSpec, Strategy, bounds, shards_of
+from .base import Param, Shard, Strategy, bounds, shards_of
 from .census import play_states, splits_of
 from .exhaustive import MAX_STORED_RANK
 from ..tally import ShardResult
@@ -207,15 +207,17 @@ class Atlas(Strategy):
         return sum(shards for *_, shards in layout(config, params))
 
     def shard(self, config, space, params, k):
+        j = k  # shard k is shard j of its deck and split
         for deck, split, shards in layout(config, params):
-            if k < shards:
-                lo = k * config.shard_size
+            if j < shards:
+                lo = j * config.shard_size
                 # Every split of a deck holds its `deals` orders, so each is cut into as many shards.
                 per_deck = shards * len(deck.splits(config.players))
-                return ShardSpec({"deck": deck.spec, "split": list(split), "lo": lo,
-                                  "hi": min(deck.deals, lo + config.shard_size), "balanced": split == deck.split,
-                                  "basins": deck.census, "deck_shards": per_deck, **bounds(config)})
-            k -= shards
+                return Shard(k, self.name, {"deck": deck.spec, "split": list(split), "lo": lo,
+                                            "hi": min(deck.deals, lo + config.shard_size),
+                                            "balanced": split == deck.split, "basins": deck.census,
+                                            "deck_shards": per_deck, **bounds(config)})
+            j -= shards
         raise IndexError(k)
 
     wrapper = staticmethod(run_atlas)

@@ -7,7 +7,7 @@ public wrapper, and one `Strategy` object that says:
     backward      whether it uses backward play (two players with equal hands)
     shard_count   how many shards a search is cut into (a pure function of the config)
     deal_space    the run's deck and split (by default the config's; the atlas's decks are its own)
-    shard         what shard k computes: a small JSON-able dict of parameters (plus input deals)
+    shard         what shard k computes: a `Shard`, its JSON-able parameters (plus input deals)
     wrapper       its public wrapper `run_<name>`, which a shard's parameters are bound to: its
                   arguments `space` and `deals` are the shard's deal space and input deals, the
                   others are the shard's parameters by name
@@ -101,11 +101,14 @@ class Param:
 
 
 @dataclass(frozen=True)
-class ShardSpec:
-    """What one shard computes: JSON-able parameters, plus input deals where the strategy takes them."""
+class Shard:
+    """Shard `id` of a search: what it computes, made by its strategy (`Strategy.shard`), listed by the
+    cluster's plan (cluster/plan.py) and sent as it is to the worker that runs it (`Strategy.run`)."""
 
-    params: dict
-    deals: tuple[str, ...] = ()
+    id: int
+    strategy: str
+    params: dict  # JSON-able: the wrapper's arguments by name (kept in the shard's summary as they are)
+    deals: tuple[str, ...] = ()  # input deals, for strategies that take a deals file
 
 
 # The wrapper's arguments the dispatch fills itself: the shard's deal space, its input deals, and
@@ -159,7 +162,7 @@ class Strategy:
     def shard_count(self, config, space: DealSpace, params: dict) -> int:
         raise NotImplementedError
 
-    def shard(self, config, space: DealSpace, params: dict, k: int) -> ShardSpec:
+    def shard(self, config, space: DealSpace, params: dict, k: int) -> Shard:
         raise NotImplementedError
 
     def bind(self, params: dict) -> dict:
@@ -194,7 +197,7 @@ class StreamShards(Strategy):
 
     def shard(self, config, space, params, k):
         count = min(config.shard_size, config.deals - k * config.shard_size)
-        return ShardSpec({"seed": config.seed, "shard": k, "count": count, **bounds(config), **params})
+        return Shard(k, self.name, {"seed": config.seed, "shard": k, "count": count, **bounds(config), **params})
 
 
 def bounds(config) -> dict:

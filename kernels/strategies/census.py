@@ -31,7 +31,7 @@ from ..dealspace import DealSpace, _multinomial
 from ..decks import parse_deck, parse_split
 from ..errors import BmnError
 from ..notation import parse_deal
-from .base import Param, ShardSpec, Strategy, shards_of
+from .base import Param, Shard, Strategy, shards_of
 from ..sweep import NO_FINITE, run_exhaustive
 from ..tally import Candidate, CycleRow, ShardResult
 
@@ -131,13 +131,14 @@ class Census(Strategy):
         return sum(shards for *_, shards in census_layout(config, params))
 
     def shard(self, config, space, params, k):
+        j = k  # shard k is shard j of its deck and split
         for spec, split, states, shards in census_layout(config, params):
-            if k < shards:
-                lo = k * config.shard_size
+            if j < shards:
+                lo = j * config.shard_size
                 balanced = tuple(split) == parse_split(None, parse_deck(spec), config.players)
-                return ShardSpec({"deck": spec, "split": list(split), "lo": lo,
-                                  "hi": min(states, lo + config.shard_size), "balanced": balanced})
-            k -= shards
+                return Shard(k, self.name, {"deck": spec, "split": list(split), "lo": lo,
+                                            "hi": min(states, lo + config.shard_size), "balanced": balanced})
+            j -= shards
         raise IndexError(k)
 
     wrapper = staticmethod(run_census)

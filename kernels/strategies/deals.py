@@ -11,7 +11,7 @@ import numpy as np
 from ..game import GameResult
 from ..notation import format_deal, parse_deal
 from ..play import as_sequence, play_batch
-from .base import ShardSpec, Strategy, bounds, shards_of
+from .base import Shard, Strategy, bounds, shards_of
 from ..tally import ShardResult, tally_games
 
 CASELLA = "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA"  # a cycle, for warming up
@@ -54,7 +54,7 @@ class Deals(Strategy):
 
     def shard(self, config, space, params, k):
         start, chunk = input_chunk(config, k)
-        return ShardSpec({"index_base": start, **bounds(config)}, chunk)
+        return Shard(k, self.name, {"index_base": start, **bounds(config)}, chunk)
 
     wrapper = staticmethod(run_deals)
 

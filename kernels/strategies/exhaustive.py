@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..dealspace import DealSpace
 from ..errors import BmnError
-from .base import ShardSpec, Strategy, bounds, shards_of
+from .base import Shard, Strategy, bounds, shards_of
 from ..sweep import run_exhaustive
 
 
@@ -53,7 +53,7 @@ class Exhaustive(Strategy):
     def shard(self, config, space, params, k):
         first, last = self._range(config, space)
         lo = first + k * config.shard_size
-        return ShardSpec({"lo": lo, "hi": min(last, lo + config.shard_size), **bounds(config)})
+        return Shard(k, self.name, {"lo": lo, "hi": min(last, lo + config.shard_size), **bounds(config)})
 
     wrapper = staticmethod(run_exhaustive)
     gpu = True

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..backward import extend
 from ..notation import parse_deal
-from .base import Param, ShardSpec, Strategy, bounds, shards_of
+from .base import Param, Shard, Strategy, bounds, shards_of
 from .deals import CASELLA, input_chunk
 from ..tally import ShardResult, tally_games
 
@@ -47,7 +47,7 @@ class Extend(Strategy):
 
     def shard(self, config, space, params, k):
         start, chunk = input_chunk(config, k)
-        return ShardSpec({"index_base": start, **bounds(config), **params}, chunk)
+        return Shard(k, self.name, {"index_base": start, **bounds(config), **params}, chunk)
 
     wrapper = staticmethod(run_extend)
 

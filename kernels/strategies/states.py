@@ -27,7 +27,7 @@ from ..dealspace import DealSpace
 from ..decks import parse_deck
 from ..errors import BmnError
 from ..notation import parse_deal
-from .base import Param, ShardSpec, StreamShards
+from .base import Param, Shard, StreamShards
 from ..sweep import run_random_states
 from ..tally import Candidate, CycleRow, ShardResult
 
@@ -80,7 +80,7 @@ class States(StreamShards):
 
     def shard(self, config, space, params, k):
         count = min(config.shard_size, config.deals - k * config.shard_size)
-        return ShardSpec({"seed": config.seed, "shard": k, "count": count, **params})
+        return Shard(k, self.name, {"seed": config.seed, "shard": k, "count": count, **params})
 
     wrapper = staticmethod(run_states)
 

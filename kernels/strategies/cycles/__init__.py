@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from ...decks import Deck, parse_deck
 from ...errors import BmnError
-from ..base import Param, ShardSpec, Strategy
+from ..base import Param, Shard, Strategy
 from ...tally import ShardResult
 from .beam import BARREN_DRAWS, Beam
 from .found import declare
@@ -109,8 +109,8 @@ class Cycles(Strategy):
         return params["beams"]
 
     def shard(self, config, space, params, k):
-        return ShardSpec({"deck": space.deck.spec(), "seed": config.seed, "shard": k,
-                          "params": {p: v for p, v in params.items() if p != "beams"}})
+        return Shard(k, self.name, {"deck": space.deck.spec(), "seed": config.seed, "shard": k,
+                                    "params": {p: v for p, v in params.items() if p != "beams"}})
 
     wrapper = staticmethod(run_cycles)
 
