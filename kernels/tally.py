@@ -1,4 +1,4 @@
-"""What a shard returns (ShardResult) and the fixed-size tally arrays the compiled loops fill.
+"""What a shard returns (ShardResult) and the fixed-size tally arrays the compiled loops fill (Tally).
 
 A shard's tally is a few fixed-size arrays, so tallies of different shards merge by addition
 (and max for the longest game):
@@ -7,7 +7,8 @@ A shard's tally is a few fixed-size arrays, so tallies of different shards merge
     histogram[c]   finite games that lasted exactly c cards (the last bin: HIST_BINS-1 or more)
     longest_deal, longest_row   the longest finite game (first met among equals) and its result
 Candidates (long finite games and every cycle) go into preallocated buffers; when they fill up
-the kernel stops and says where, and the Python wrapper grows them and carries on. The tallying
+the kernel stops and says where, and the Python wrapper grows them (`Tally.grown`) and carries on.
+A compiled loop takes the tally's arrays as its last arguments, in the Tally's order (`*tally`). The tallying
 itself is written out in the sweep kernel's loop (kernels/sweep/cpu.py); strategies that
 play games one by one from Python tally them with `add_game` / `tally_games`.
 """
@@ -15,6 +16,7 @@ play games one by one from Python tally them with `add_game` / `tally_games`.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
+from typing import NamedTuple
 
 import numpy as np
 
@@ -101,21 +103,21 @@ class ShardResult:
         return self.longest.result.cards if self.longest else 0
 
     @classmethod
-    def from_tally(cls, tally: dict, space: DealSpace) -> "ShardResult":
-        stats = tally["stats"]
+    def from_tally(cls, tally: "Tally", space: DealSpace) -> "ShardResult":
+        stats = tally.stats
         n_cand = int(stats[N_CAND])
         letters = space.deck.max_value <= 4
         candidates = [
-            Candidate(format_deal(space.cut(tally["cand_deals"][k]), letters), int(tally["cand_index"][k]),
-                      GameResult.from_row(tally["cand_rows"][k]))
+            Candidate(format_deal(space.cut(tally.cand_deals[k]), letters), int(tally.cand_index[k]),
+                      GameResult.from_row(tally.cand_rows[k]))
             for k in range(n_cand)
         ]
         longest = None
         if stats[LONGEST_INDEX] >= 0:
-            longest = Candidate(format_deal(space.cut(tally["longest_deal"]), letters), int(stats[LONGEST_INDEX]),
-                                GameResult.from_row(tally["longest_row"]))
+            longest = Candidate(format_deal(space.cut(tally.longest_deal), letters), int(stats[LONGEST_INDEX]),
+                                GameResult.from_row(tally.longest_row))
         return cls(players=space.players, deals=int(stats[DEALS]), cards=int(stats[CARDS]),
-                   cycles=int(stats[CYCLES]), wins=tally["wins"].copy(), histogram=tally["histogram"].copy(),
+                   cycles=int(stats[CYCLES]), wins=tally.wins.copy(), histogram=tally.histogram.copy(),
                    longest=longest, candidates=candidates)
 
     def merge(self, part: "ShardResult") -> None:
@@ -151,31 +153,41 @@ def tally_games(results, hands, indexes, min_cards: int, min_tricks: int, player
     return shard
 
 
-def new_tally(total: int, players: int, capacity: int = 1024) -> dict:
-    stats = np.zeros(N_STATS, dtype=np.int64)
-    stats[LONGEST_INDEX] = -1
-    return dict(
-        stats=stats,
-        wins=np.zeros(players, dtype=np.int64),
-        histogram=np.zeros(HIST_BINS, dtype=np.int64),
-        cand_deals=np.zeros((capacity, total), dtype=np.uint8),
-        cand_rows=np.zeros((capacity, N_FIELDS), dtype=np.int64),
-        cand_index=np.zeros(capacity, dtype=np.int64),
-        longest_deal=np.zeros(total, dtype=np.uint8),
-        longest_row=np.zeros(N_FIELDS, dtype=np.int64),
-    )
+class Tally(NamedTuple):
+    """The arrays a compiled loop fills (see above), in the order it takes them: `kernel(..., *tally)`."""
+
+    stats: np.ndarray  # [DEALS, CARDS, CYCLES, N_CAND, LONGEST_CARDS, LONGEST_INDEX]
+    wins: np.ndarray
+    histogram: np.ndarray
+    cand_deals: np.ndarray  # the candidates' deals, rows (GameResult's fields) and indexes: the first
+    cand_rows: np.ndarray  # stats[N_CAND] rows are filled
+    cand_index: np.ndarray
+    longest_deal: np.ndarray
+    longest_row: np.ndarray
+
+    @classmethod
+    def new(cls, total: int, players: int, capacity: int = 1024) -> "Tally":
+        """An empty tally for deals of `total` cards, with room for `capacity` candidates."""
+        stats = np.zeros(N_STATS, dtype=np.int64)
+        stats[LONGEST_INDEX] = -1
+        return cls(
+            stats=stats,
+            wins=np.zeros(players, dtype=np.int64),
+            histogram=np.zeros(HIST_BINS, dtype=np.int64),
+            cand_deals=np.zeros((capacity, total), dtype=np.uint8),
+            cand_rows=np.zeros((capacity, N_FIELDS), dtype=np.int64),
+            cand_index=np.zeros(capacity, dtype=np.int64),
+            longest_deal=np.zeros(total, dtype=np.uint8),
+            longest_row=np.zeros(N_FIELDS, dtype=np.int64),
+        )
+
+    def grown(self) -> "Tally":
+        """The same tally with its candidate buffers doubled (the kernel stopped because they were full)."""
+        return self._replace(cand_deals=_doubled(self.cand_deals), cand_rows=_doubled(self.cand_rows),
+                             cand_index=_doubled(self.cand_index))
 
 
-def grow(tally: dict) -> None:
-    """Double the candidate buffers (the kernel stopped because they were full)."""
-    for name in ("cand_deals", "cand_rows", "cand_index"):
-        old = tally[name]
-        new = np.zeros((old.shape[0] * 2,) + old.shape[1:], dtype=old.dtype)
-        new[: old.shape[0]] = old
-        tally[name] = new
-
-
-def tally_args(tally: dict) -> tuple:
-    """The tally's arrays in the order the compiled loops take them."""
-    return (tally["stats"], tally["wins"], tally["histogram"], tally["cand_deals"], tally["cand_rows"],
-            tally["cand_index"], tally["longest_deal"], tally["longest_row"])
+def _doubled(old: np.ndarray) -> np.ndarray:
+    new = np.zeros((old.shape[0] * 2,) + old.shape[1:], dtype=old.dtype)
+    new[: old.shape[0]] = old
+    return new

@@ -81,7 +81,6 @@ TESTED_ELSEWHERE = {
     "kernels.strategies.base": ["test_strategy_registry.py", "test_config.py"],
     "kernels.strategies.exhaustive": ["test_sweep.py"],
     "kernels.strategies.random": ["test_sweep.py"],
-    "kernels.tally": ["test_sweep.py", "test_summary.py"],
     "kernels.strategies.ancestors": ["test_backward.py"],
     "kernels.strategies.extend": ["test_backward.py"],
     "kernels.strategies.deals": ["test_strategy_registry.py", "test_results_version.py"],

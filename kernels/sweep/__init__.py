@@ -85,17 +85,17 @@ def run_random_states(space: DealSpace, seed: int, shard: int, count: int, *, st
     key = stream_key(int(seed), int(shard))
     penalties = _penalties(space)
     tally = on(device).states_tally(space, key, penalties, int(start), int(count), **_engine(device, engine))
-    stats = tally["stats"]
+    stats = tally.stats
     result = ShardResult.empty(space.players)
     result.deals, result.cards, result.cycles = int(stats[DEALS]), int(stats[CARDS]), int(stats[CYCLES])
     kept = int(stats[N_CAND])
-    index = tally["cand_index"][:kept].copy()
+    index = tally.cand_index[:kept].copy()
     cuts = np.zeros(kept, dtype=np.int64)
     rows = np.zeros((kept, space.deck.total), dtype=np.uint8)
     states_at(key, penalties, index, rows, cuts)
     letters = space.deck.max_value <= 4
     result.candidates = [Candidate(format_deal([rows[k, :cuts[k]], rows[k, cuts[k]:]], letters), int(index[k]),
-                                   GameResult.from_row(tally["cand_rows"][k])) for k in range(kept)]
+                                   GameResult.from_row(tally.cand_rows[k])) for k in range(kept)]
     return result
 
 

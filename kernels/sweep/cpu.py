@@ -26,8 +26,7 @@ from ..engines import FAST, default_brent_start, engine_named, new_workspace, pi
 from ..engines.bitmask import hand_words, play2_words, rescan_from, words_from_positions
 from ..game import CYCLE, F_CARDS, F_OUTCOME, F_TRICKS, F_WINNER, N_FIELDS, keeps
 from ..rng import deal_state, random_cut, random_deal
-from ..tally import (CARDS, CYCLES, DEALS, HIST_BINS, LONGEST_CARDS, LONGEST_INDEX, N_CAND, ShardResult, grow,
-                     new_tally, tally_args)
+from ..tally import CARDS, CYCLES, DEALS, HIST_BINS, LONGEST_CARDS, LONGEST_INDEX, N_CAND, ShardResult, Tally
 from .modes import EXHAUSTIVE, NO_FINITE, RANDOM, STATES
 
 
@@ -121,7 +120,7 @@ def run_exhaustive(space: DealSpace, lo: int, hi: int, *, min_cards: int, min_tr
                    engine: str = "auto") -> ShardResult:
     """Every deal of ranks [lo, hi), stepping from one deal to the next (no per-deal unranking)."""
     count = hi - lo
-    tally = new_tally(space.deck.total, space.players)
+    tally = Tally.new(space.deck.total, space.players)
     if count == 0:
         return _result(tally, space, lo)
     seq = space.unrank_sequence(lo)
@@ -132,16 +131,16 @@ def run_exhaustive(space: DealSpace, lo: int, hi: int, *, min_cards: int, min_tr
     no_penalties = np.zeros(0, dtype=np.uint8)
     while True:
         done = sweep_kernel(EXHAUSTIVE, eng, seq, no_penalties, np.uint64(0), split, done, count, int(min_cards),
-                            int(min_tricks), brent, *tally_args(tally))
+                            int(min_tricks), brent, *tally)
         if done >= count:
             return _result(tally, space, lo)
-        grow(tally)
+        tally = tally.grown()
 
 
 def run_random(space: DealSpace, key, penalties, start: int, count: int, *, min_cards: int, min_tricks: int = 0,
                engine: str = "auto") -> ShardResult:
     """Deals start..start+count-1 of the random stream `key` (penalties: the deck's penalty cards)."""
-    tally = new_tally(space.deck.total, space.players)
+    tally = Tally.new(space.deck.total, space.players)
     split = np.array(space.split, dtype=np.int64)
     eng = engine_for(space, engine)
     brent = default_brent_start(space.deck.total)
@@ -149,28 +148,28 @@ def run_random(space: DealSpace, key, penalties, start: int, count: int, *, min_
     seq = np.zeros(space.deck.total, dtype=np.uint8)
     while True:
         j = sweep_kernel(RANDOM, eng, seq, penalties, key, split, j, stop, int(min_cards), int(min_tricks), brent,
-                         *tally_args(tally))
+                         *tally)
         if j >= stop:
             return ShardResult.from_tally(tally, space)
-        grow(tally)
+        tally = tally.grown()
 
 
-def states_tally(space: DealSpace, key, penalties, start: int, count: int, *, engine: str = "auto") -> dict:
+def states_tally(space: DealSpace, key, penalties, start: int, count: int, *, engine: str = "auto") -> Tally:
     """The tally of random states start..start+count-1 of the stream `key`, only cycles kept."""
-    tally = new_tally(space.deck.total, space.players)
+    tally = Tally.new(space.deck.total, space.players)
     split = np.array(space.split, dtype=np.int64)  # rewritten by the kernel for each state
     eng = engine_for(space, engine)
     brent = default_brent_start(space.deck.total)
     j, stop = start, start + count
     seq = np.zeros(space.deck.total, dtype=np.uint8)
     while True:
-        j = sweep_kernel(STATES, eng, seq, penalties, key, split, j, stop, NO_FINITE, 0, brent, *tally_args(tally))
+        j = sweep_kernel(STATES, eng, seq, penalties, key, split, j, stop, NO_FINITE, 0, brent, *tally)
         if j >= stop:
             return tally
-        grow(tally)
+        tally = tally.grown()
 
 
-def _result(tally: dict, space: DealSpace, lo: int) -> ShardResult:
+def _result(tally: Tally, space: DealSpace, lo: int) -> ShardResult:
     result = ShardResult.from_tally(tally, space)
     result.rank_base = lo
     return result

@@ -27,7 +27,7 @@ from .modes import (A_BEST_CARDS, A_BEST_INDEX, A_CARDS, A_CYCLES, A_DEALS, A_WI
 from ..game import CYCLE, F_CARDS, F_OUTCOME, N_FIELDS
 from ..rng import deal_state, random_deal
 from ..tally import (CARDS, CYCLES, DEALS, HIST_BINS, LONGEST_CARDS, LONGEST_INDEX, N_CAND, N_STATS, ShardResult,
-                    new_tally)
+                    Tally)
 
 REFUSAL = ("the GPU engine holds two-player deals of at most 64 cards and 16 penalty cards (the fast engine's); "
            "use device = \"cpu\" for these deals")
@@ -107,7 +107,7 @@ def _launch(engine, mode: int, args, count: int):
         capacity = kept
 
 
-def threads_tally(space: DealSpace, acc, histogram, cand_index, deals_at) -> dict:
+def threads_tally(space: DealSpace, acc, histogram, cand_index, deals_at) -> Tally:
     """The CPU sweep's tally from the lanes' tallies (rows of acc, columns A_* of kernels/sweep/modes.py)
     and the kept deals replayed on the CPU; `deals_at(indexes)` gives the deals at those indexes and
     their splits."""
@@ -137,8 +137,8 @@ def threads_tally(space: DealSpace, acc, histogram, cand_index, deals_at) -> dic
     longest_row = rows[kept] if longest else np.zeros(N_FIELDS, dtype=np.int64)
     stats[LONGEST_CARDS] = best if longest else 0
     stats[LONGEST_INDEX] = longest[0] if longest else -1
-    return dict(stats=stats, wins=wins, histogram=histogram, cand_deals=cand_deals, cand_rows=cand_rows,
-                cand_index=cand_index, longest_deal=longest_deal, longest_row=longest_row)
+    return Tally(stats=stats, wins=wins, histogram=histogram, cand_deals=cand_deals, cand_rows=cand_rows,
+                 cand_index=cand_index, longest_deal=longest_deal, longest_row=longest_row)
 
 
 @kernel
@@ -204,7 +204,7 @@ def run_exhaustive(space: DealSpace, lo: int, hi: int, *, min_cards: int, min_tr
     return result
 
 
-def states_tally(space: DealSpace, key, penalties, start: int, count: int) -> dict:
+def states_tally(space: DealSpace, key, penalties, start: int, count: int) -> Tally:
     """The CPU's tally of random states start..start+count-1 of the stream `key` (only cycles kept),
     played on the GPU."""
     from . import states_at
@@ -231,5 +231,5 @@ def _splits(space: DealSpace, n: int) -> np.ndarray:
     return np.repeat(np.array([space.split], dtype=np.int64), n, axis=0)
 
 
-def _empty_tally(space: DealSpace) -> dict:
-    return new_tally(space.deck.total, space.players, capacity=0)
+def _empty_tally(space: DealSpace) -> Tally:
+    return Tally.new(space.deck.total, space.players, capacity=0)
