@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from kernels.errors import BmnError
 
+from .lease import Lease
 from .plan import Plan
 from .runmeta import existing_run, read_run_config
 from .tables import (FOREIGN_DIR, GAMES_SCHEMA, Ownership, build_tables, compacted_file_name, read_contents, set_aside,
@@ -26,7 +27,7 @@ def compact(uri: str, shards_per_file: int = DEFAULT_SHARDS_PER_FILE) -> dict:
         raise BmnError("--shards-per-file must be at least 1")
     store = existing_run(uri)
     config = read_run_config(uri)
-    store.acquire()
+    lease = Lease(store).acquire()
     try:
         owner = Ownership(Plan(config), config.fingerprint())
         contents = read_contents(store, owner=owner)
@@ -52,4 +53,4 @@ def compact(uri: str, shards_per_file: int = DEFAULT_SHARDS_PER_FILE) -> dict:
         return {"files_before": len(before) + len(foreign), "files_after": len(written), "shards": len(ids),
                 "foreign": [(rel, target, contents.foreign[rel]) for rel, target in zip(contents.foreign, foreign)]}
     finally:
-        store.release()
+        lease.release()

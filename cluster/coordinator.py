@@ -26,8 +26,9 @@ The cluster may change under a search:
   written in one step, so nothing is lost and nothing is counted twice.
 
 The driver's own I/O stays off the loop: shard files are written by a bounded pool of threads (a
-shard counts as done once its file is written), and the lock's heartbeat and progress.json are
-written by a thread of their own. A write that fails for good (disk full, permission denied, an
+shard counts as done once its file is written), and progress.json by a thread of its own (the
+run's lease is renewed by its own thread: lease.py; a lease another job took over stops the
+search with a sentence). A write that fails for good (disk full, permission denied, an
 object store that keeps failing) stops the search with a sentence; resume finishes the run.
 """
 
@@ -47,6 +48,7 @@ from kernels.decks import parse_deck
 from kernels.errors import BmnError
 
 from .config import SearchConfig
+from .lease import Lease
 from .plan import Plan
 from .pool import Outcome, ShardPool
 from .progress import ProgressView
@@ -96,7 +98,8 @@ class RunReport:
 
 
 class _Heartbeat(threading.Thread):
-    """Writes the lock's heartbeat and progress.json every HEARTBEAT_S, off the scheduling loop."""
+    """Writes progress.json every HEARTBEAT_S, off the scheduling loop (the lease has its own
+    renewer)."""
 
     def __init__(self, coordinator: "Coordinator", t0: float):
         super().__init__(name="bmn-heartbeat", daemon=True)
@@ -108,7 +111,6 @@ class _Heartbeat(threading.Thread):
     def run(self) -> None:
         while not self.stopping.wait(HEARTBEAT_S):
             try:
-                self.coordinator.store.heartbeat()
                 self.coordinator._write_progress("running", self.t0, tables=False)
             except Exception as error:  # reported by the loop, which stops the search
                 self.error = error
@@ -120,11 +122,12 @@ class _Heartbeat(threading.Thread):
 
 
 class Coordinator:
-    def __init__(self, config: SearchConfig, store: RunStore, progress: ProgressView | None = None,
+    def __init__(self, config: SearchConfig, store: RunStore, lease: Lease, progress: ProgressView | None = None,
                  local: bool = False):
         self.config = config
         self.local = local  # the Ray cluster is this machine, started by bmn
         self.store = store
+        self.lease = lease  # held on the run by this job; the loop stops if another job takes it over
         self.plan = Plan(config)
         self.owner = Ownership(self.plan, config.fingerprint())  # which shard files are this run's
         self.progress = progress or ProgressView(enabled=False)
@@ -278,6 +281,8 @@ class Coordinator:
                     last_health = time.time()
                     if lost:
                         break
+                if self.lease.lost:
+                    raise BmnError(self.lease.lost)
                 if beat.error is not None:
                     raise beat.error
                 self.progress.update(self.totals.done, self.session_deals, self.totals.longest_cards,
@@ -286,7 +291,7 @@ class Coordinator:
         except KeyboardInterrupt:
             state = "interrupted"
         except OSError as error:
-            failure = _write_failure(self.store, "the run's lock", error, self.totals.done)
+            failure = _write_failure(self.store, PROGRESS_JSON, error, self.totals.done)
         except BmnError as error:
             failure = error
         finally:
@@ -438,17 +443,17 @@ def run_search(config: SearchConfig, *, resume: bool = False, progress: Progress
     if not resume:
         check_new_run_folder(store)
     store.make_root()
-    store.acquire()
+    lease = Lease(store).acquire()
     started_ray = False
     try:
         config = open_run(config, store, resume)
         local = not cluster_address(config.address) and not ray.is_initialized()
-        coordinator = Coordinator(config, store, progress, local=local)
+        coordinator = Coordinator(config, store, lease, progress, local=local)
         coordinator.on_shard_done = on_shard_done
         if coordinator.has_work():
             started_ray = connect(config.address, config.workers)
         return coordinator.run()
     finally:
-        store.release()
+        lease.release()
         if started_ray:
             ray.shutdown()

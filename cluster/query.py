@@ -26,6 +26,7 @@ import pyarrow as pa
 from kernels.errors import BmnError
 
 from .atlas import ATLAS, ATLAS_SCHEMA
+from .lease import is_live, read_lock
 from .plan import Plan
 from .runmeta import existing_run, read_progress, read_run_config
 from .summary import manifest_summaries
@@ -39,8 +40,8 @@ def run_tables(uri: str, notes: list[str] | None = None) -> dict[str, pa.Table]:
     """The four tables of one run, current even while it is being written. What the tables lack
     (shards of a stopped run not done, damaged shard files) is said in `notes`."""
     store = existing_run(uri)
-    lock = store.read_lock()
-    running = lock is not None and store.is_live(lock)
+    lock = read_lock(store)
+    running = lock is not None and is_live(lock)
     tables = None
     progress = read_progress(store)
     state = progress.get("state")

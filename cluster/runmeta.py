@@ -17,7 +17,8 @@ from kernels.errors import BmnError
 
 from . import __version__
 from .config import EXECUTION_KEYS, SearchConfig, differences, from_json
-from .storage import LOCK, PROGRESS_JSON, RUN_JSON, RunStore
+from .lease import LOCK
+from .storage import PROGRESS_JSON, RUN_JSON, RunStore
 from .tables import SCHEMA_VERSION, TABLES
 
 INPUTS = "inputs.txt"  # the deals of a run's deals file, so the run never depends on the file again

@@ -6,6 +6,7 @@ import json
 import time
 
 from .config import from_json
+from .lease import live_holder
 from .plan import Plan
 from .runmeta import existing_run, read_progress, run_json
 from .tables import Ownership, read_summaries
@@ -20,7 +21,7 @@ def run_status_dict(uri: str) -> dict:
     foreign: dict[str, str] = {}
     totals = RunTotals.of(read_summaries(store, damaged, Ownership(plan, config.fingerprint()), foreign))
     progress = read_progress(store)
-    lock = store.live_holder()
+    lock = live_holder(store)
     running = lock is not None
     state = "running" if running else progress.get("state", "not started")
     if not running and state == "running":

@@ -11,9 +11,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from contextlib import contextmanager
 
 import pyarrow as pa
+import pytest
 import ray
 
 from cluster.config import build_config, resolve
@@ -139,7 +141,6 @@ def free_port() -> int:
 def moto_s3(*buckets: str):
     """moto's S3 server on loopback, with these buckets and AWS_TEST_ENV set; yields its endpoint URL."""
     import boto3
-    import pytest
     from moto.server import ThreadedMotoServer
 
     port = free_port()
@@ -156,6 +157,58 @@ def moto_s3(*buckets: str):
             yield endpoint
     finally:
         server.stop()
+
+
+# -- a run's store, for the tests of storage.py and lease.py: its fixtures are imported by name -------
+
+STORE_BUCKET = "bmn-store"
+
+
+def s3_run_uri(endpoint: str) -> str:
+    """A run of its own on moto's S3 (a fresh prefix of STORE_BUCKET)."""
+    return f"s3://{STORE_BUCKET}/{uuid.uuid4().hex}/run?endpoint_override={endpoint}"
+
+
+@pytest.fixture(scope="module")
+def endpoint():
+    """moto's S3 server, with STORE_BUCKET, for one test module."""
+    with moto_s3(STORE_BUCKET) as url:
+        yield url
+
+
+@pytest.fixture(params=["local", "s3"])
+def store(request, tmp_path) -> RunStore:
+    """A new run's store: a folder under tmp_path, or a run on moto's S3, its root made as a search
+    makes it before taking the lock (nothing to make on S3)."""
+    if request.param == "local":
+        store = RunStore(str(tmp_path / "run"))
+    else:
+        store = RunStore(s3_run_uri(request.getfixturevalue("endpoint")))
+    store.make_root()
+    return store
+
+
+def one_sentence(error: Exception) -> str:
+    """An error's message, held to be one sentence for a user: one line, no traceback."""
+    message = str(error)
+    assert message and "\n" not in message and "Traceback" not in message, message
+    return message
+
+
+class FlakyStore:
+    """A filesystem whose first `failures` opens for reading fail as an object store's 503 does."""
+
+    def __init__(self, fs, failures: int):
+        self.fs, self.failures, self.opens = fs, failures, 0
+
+    def open_input_stream(self, path):
+        self.opens += 1
+        if self.opens <= self.failures:
+            raise OSError("AWS Error SLOW_DOWN during GetObject operation: Please reduce your request rate.")
+        return self.fs.open_input_stream(path)
+
+    def __getattr__(self, name):
+        return getattr(self.fs, name)
 
 
 @contextmanager

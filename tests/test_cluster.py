@@ -14,6 +14,7 @@ import pytest
 import ray
 
 from cluster.coordinator import run_search
+from cluster.lease import Lease
 from cluster.storage import RunStore
 from cluster.tables import read_summaries
 from kernels.errors import BmnError
@@ -200,8 +201,7 @@ def test_a_different_search_on_the_same_run_is_refused(reference_run):
 
 def test_two_jobs_on_one_run_are_refused(reference_run):
     out, want = reference_run
-    holder = RunStore(str(out))
-    holder.acquire()
+    holder = Lease(RunStore(str(out))).acquire()
     try:
         with pytest.raises(BmnError, match="being written by another job"):
             run_search(make_config(out, workers=2, **RANDOM))
@@ -306,14 +306,14 @@ def test_a_job_on_another_machine_is_refused_while_the_first_compiles(reference_
     import threading
 
     import cluster.coordinator
-    import cluster.storage
+    import cluster.lease
 
     from cluster_helpers import Gate, gated_runner
 
     _, want = reference_run
-    monkeypatch.setattr(cluster.storage, "LOCK_STALE_S", 1.0)
+    monkeypatch.setattr(cluster.lease, "LOCK_STALE_S", 1.0)
     here, elsewhere = socket.gethostname(), threading.local()
-    monkeypatch.setattr(cluster.storage.socket, "gethostname",
+    monkeypatch.setattr(cluster.lease.socket, "gethostname",
                         lambda: "another-machine" if getattr(elsewhere, "on", False) else here)
     gate = Gate.remote()  # shut: the first job's workers stay in their warm-up (compiling)
     monkeypatch.setattr(cluster.coordinator, "ShardWorker", gated_runner(gate))
@@ -325,7 +325,7 @@ def test_a_job_on_another_machine_is_refused_while_the_first_compiles(reference_
         assert wait_for(lambda: (out / "run.lock").exists(), timeout=60)
         elsewhere.on = True  # this thread is now a job on another machine
         with pytest.raises(BmnError, match="being written by another job"):
-            RunStore(str(out)).acquire(notice=lambda text: None)
+            Lease(RunStore(str(out))).acquire(notice=lambda text: None)
         elsewhere.on = False
         shards = out / "shards"
         assert not (shards.exists() and any(shards.glob("*.parquet")))  # still before any shard
@@ -341,9 +341,9 @@ def test_a_dead_jobs_lock_is_taken_over_after_its_lease_passes_unchanged(referen
     import socket
     import threading
 
-    import cluster.storage
+    import cluster.lease
 
-    monkeypatch.setattr(cluster.storage, "LOCK_STALE_S", 1.0)
+    monkeypatch.setattr(cluster.lease, "LOCK_STALE_S", 1.0)
     out, want = reference_run
     store = RunStore(str(out))
     # A lock left by a job on another machine (its clock 90 s fast): watched for the lease, unchanged,
@@ -373,6 +373,56 @@ def test_a_dead_jobs_lock_is_taken_over_after_its_lease_passes_unchanged(referen
         renewer.join()
     store.delete("run.lock")
     assert_same_tables(want, tables_of(out))
+
+
+def test_a_search_renews_its_lease_from_one_thread(ray_address, tmp_path, monkeypatch):
+    """The lease's renewer is the lock's only writer during a search: progress.json, written by the
+    search's own heartbeat (every 0.05 s here), leaves the lock alone (renewed every 100 s here, so
+    not within the test)."""
+    import threading
+
+    import cluster.coordinator
+    import cluster.lease
+
+    from cluster.lease import read_lock
+
+    monkeypatch.setattr(cluster.coordinator, "HEARTBEAT_S", 0.05)
+    monkeypatch.setattr(cluster.lease, "LOCK_STALE_S", 600.0)
+    out = tmp_path / "run"
+    seen = []
+
+    def look(coordinator):
+        progress = out / "progress.json"
+        state = progress.exists() and json.loads(progress.read_text())["state"]
+        renewers = sum(t.name == "bmn-lease" for t in threading.enumerate())
+        seen.append((read_lock(RunStore(str(out))).renewal, state, renewers))
+
+    assert run_search(make_config(out, workers=1, **QUARTER), on_shard_done=look).state == "finished"
+    assert "running" in [state for _, state, _ in seen], seen  # the heartbeat wrote progress.json meanwhile
+    assert all(renewal == 0 and renewers == 1 for renewal, _, renewers in seen), seen
+
+
+def test_a_search_whose_run_another_job_took_over_stops_with_one_sentence(ray_address, tmp_path, monkeypatch):
+    """Another job took the run over (this one's renewals stopped past the lease, then came back):
+    the search stops at its lease's next renewal, says who has the run, and leaves their lock."""
+    import cluster.lease
+
+    from cluster.lease import LockInfo
+    from cluster_helpers import one_sentence
+
+    monkeypatch.setattr(cluster.lease, "LOCK_STALE_S", 0.6)  # a renewal every 0.1 s
+    config = make_config(tmp_path / "run", workers=1, **QUARTER)
+    thief = LockInfo("someone-else", "elsewhere", 1, time.time(), time.time())
+
+    def take_over(coordinator):
+        # Written until the renewer reads it (a renewal under way may write over it once).
+        lease = coordinator.lease
+        assert wait_for(lambda: lease.lost or coordinator.store.write_json("run.lock", thief.__dict__), timeout=10)
+
+    with pytest.raises(BmnError) as caught:
+        run_search(config, on_shard_done=take_over)
+    assert one_sentence(caught.value) == f"another job took over run {config.out} ({thief.describe()})"
+    assert json.loads((tmp_path / "run" / "run.lock").read_text())["owner"] == "someone-else"
 
 
 @contextlib.contextmanager
