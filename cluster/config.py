@@ -225,15 +225,21 @@ def check(config: SearchConfig, where: str = "config") -> None:
             raise BmnError(f"{where}: the {config.strategy} strategy needs deal = \"HAND/HAND\"")
         parse_deal(config.deal)
     strategy.check(config, space, config.strategy_params(), where)
+    check_execution(config, where)
+
+
+def check_execution(config: SearchConfig, where: str) -> None:
+    """What the execution keys cannot be alone, with the search they run (a resume checks only this:
+    the search itself was checked when the run's config was read)."""
     if config.device not in DEVICES:
         raise BmnError(f"{where}: device must be one of {', '.join(DEVICES)}, got {config.device!r}")
     if config.device == "gpu":
-        if not strategy.gpu:
+        if not config.strategy_def.gpu:
             gpu_strategies = [name for name, s in REGISTRY.items() if s.gpu]
             raise BmnError(f"{where}: device = \"gpu\": the {config.strategy} strategy has no GPU kernels (only "
                            f"{' and '.join(gpu_strategies)} have); use device = \"cpu\" or \"auto\"")
         from kernels.sweep.gpu import check_space
-        check_space(space)
+        check_space(config.space())
     if not config.out:
         raise BmnError(f"{where}: out must name a run directory or URI")
     refuse_credentials(config.out, f"{where}: out")
@@ -287,7 +293,7 @@ def with_execution(config: SearchConfig, values: dict, where: str) -> SearchConf
     if unknown:
         raise BmnError(f"{where}: {', '.join(unknown)} cannot change when a run is resumed")
     config = replace(config, **{key: KEYS[key].coerce(value, where) for key, value in values.items()})
-    check(config, where)
+    check_execution(config, where)
     return config
 
 

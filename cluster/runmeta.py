@@ -16,7 +16,7 @@ from kernels import RESULTS_VERSION
 from kernels.errors import BmnError
 
 from . import __version__
-from .config import EXECUTION_KEYS, SearchConfig, differences, from_json
+from .config import EXECUTION_KEYS, SearchConfig, differences, from_json, with_execution
 from .lease import LOCK
 from .storage import PROGRESS_JSON, RUN_JSON, RunStore
 from .tables import SCHEMA_VERSION, TABLES
@@ -60,7 +60,17 @@ def check_new_run_folder(store: RunStore) -> None:
 
 
 def read_run_config(uri: str) -> SearchConfig:
-    return from_json(run_json(existing_run(uri))["config"])
+    """The search a run holds (`bmn resume`, query, compact, status)."""
+    return stored_config(existing_run(uri))
+
+
+def stored_config(store: RunStore, stored: dict | None = None) -> SearchConfig:
+    """The config of a run's run.json (`stored`, where already read), parsed and checked, with the
+    run's input deals for the strategies that take a deals file."""
+    config = from_json((stored or run_json(store))["config"])
+    if config.strategy_def.takes_deals_file:
+        config = replace(config, input_deals=store.read_bytes(INPUTS).decode().splitlines())
+    return config
 
 
 def run_json(store: RunStore) -> dict:
@@ -93,19 +103,24 @@ def check_results_version(stored: dict, uri: str) -> None:
 
 
 def open_run(config: SearchConfig, store: RunStore, resume: bool) -> SearchConfig:
-    """Create the run's run.json, or check that an existing run is the same search."""
+    """Create the run's run.json, or check that an existing run is the same search.
+
+    A resume takes the run's search with `config`'s execution settings. `bmn resume` passes the run's
+    own config (read, parsed and checked once, by read_run_config): its fingerprint is run.json's, so
+    the stored config is not parsed again here."""
     if store.exists(RUN_JSON):
         stored = run_json(store)
-        previous = from_json(stored["config"])
         if stored.get("schema_version") != SCHEMA_VERSION:
             raise BmnError(f"run {store.uri} was written with table schema {stored.get('schema_version')}, "
                            f"this bmn writes schema {SCHEMA_VERSION}")
         check_results_version(stored, store.uri)
-        if previous.strategy_def.takes_deals_file:
-            previous = replace(previous, input_deals=store.read_bytes(INPUTS).decode().splitlines())
+        same = stored.get("fingerprint") == config.fingerprint() and (
+            not config.strategy_def.takes_deals_file or config.input_deals)
+        previous = config if same else stored_config(store, stored)
         if resume:
             # Execution settings may change between attempts; what is computed may not.
-            return replace(previous, **{key: getattr(config, key) for key in EXECUTION_KEYS})
+            return previous if same else with_execution(
+                previous, {key: getattr(config, key) for key in EXECUTION_KEYS}, f"bmn resume {store.uri}")
         diff = differences(previous, config)
         if diff:
             raise BmnError(f"run {store.uri} holds a different search ({'; '.join(diff)}); "
