@@ -40,7 +40,7 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import ray
 
@@ -330,17 +330,13 @@ class Coordinator:
         return ""
 
     def _record(self, outcome: Outcome) -> None:
-        """A shard's outcome from the pool: its file (rows and summary, or a failed summary) written."""
+        """A shard's outcome from the pool: its summary made (done, or given up), its file written."""
         shard = outcome.shard
-        if outcome.done:
-            summary = replace(outcome.summary, attempts=outcome.attempts, run=self.owner.fingerprint)
-            self.session_deals += summary.deals
-            self._write(shard_file_name(shard.id), shard_file_table(outcome.table, [summary]), summary)
-            return
-        summary = ShardSummary.of(shard.id, shard.strategy, shard.params, None, status="failed", elapsed_s=0.0,
-                                  attempts=outcome.attempts, worker="", finished_at=time.time(), error=outcome.error)
-        summary = replace(summary, run=self.owner.fingerprint)
-        self._write(shard_file_name(shard.id), shard_file_table(GAMES_SCHEMA.empty_table(), [summary]), summary)
+        summary = ShardSummary.of(shard, outcome.figures, attempts=outcome.attempts, run=self.owner.fingerprint,
+                                  error=outcome.error)
+        self.session_deals += summary.deals
+        rows = outcome.table if outcome.done else GAMES_SCHEMA.empty_table()
+        self._write(shard_file_name(shard.id), shard_file_table(rows, [summary]), summary)
 
     def _write(self, rel: str, table, summary: ShardSummary) -> None:
         self._read.pop(rel, None)  # a shard recomputed now: its file is read again at the end

@@ -3,7 +3,7 @@ what a long run on spot nodes needs).
 
 The run loop (coordinator.py) owns the plan, the writes and the totals; the pool owns the actors and
 the shards in flight on them. The loop hands shards over (`dispatch`) and takes back outcomes
-(`wait`): a shard done (its rows and summary) or given up (after `max_attempts` tries, with its
+(`wait`): a shard done (its rows and figures) or given up (after `max_attempts` tries, with its
 last error). Everything in between is the pool's:
 
 - scaling: as many live actors of each kind as `wanted()` says now (CPU actors: the configured
@@ -48,9 +48,9 @@ import pyarrow as pa
 import ray
 
 from kernels.errors import BmnError
+from kernels.strategies import Shard
 
-from .plan import Shard
-from .summary import ShardSummary
+from .summary import ShardFigures
 
 AUTO_FACTOR = 10.0  # an automatic deadline: this many times the slowest shard so far ...
 AUTO_MIN_S = 300.0  # ... and at least this long
@@ -60,17 +60,18 @@ START_WAIT_S = 600.0  # how long a fixed number of workers may wait to be placed
 
 @dataclass
 class Outcome:
-    """What became of a shard: done (its rows and summary), or given up after its last try."""
+    """What became of a shard: done (its rows and the figures its worker reported), or given up after
+    its last try (its error)."""
 
     shard: Shard
     attempts: int
     table: pa.Table | None = None
-    summary: ShardSummary | None = None
-    error: str = ""
+    figures: ShardFigures | None = None
+    error: str | None = None
 
     @property
     def done(self) -> bool:
-        return self.summary is not None
+        return self.figures is not None
 
 
 class PoolActor:
@@ -289,9 +290,9 @@ class ShardPool:
         self.completed += len(shards)
         self.last_result = time.time()
         outcomes = []
-        for shard, (table, summary) in zip(shards, results):
-            self.slowest = max(self.slowest or 0.0, summary.elapsed_s)
-            outcomes.append(Outcome(shard, self.attempts[shard.id], table, summary))
+        for shard, (table, figures) in zip(shards, results):
+            self.slowest = max(self.slowest or 0.0, figures.elapsed_s)
+            outcomes.append(Outcome(shard, self.attempts[shard.id], table, figures))
         return outcomes
 
     def _expire(self) -> list[Outcome]:

@@ -1,6 +1,10 @@
-"""What a shard reports besides its games: its summary, as a value with a fixed shape.
+"""What a shard reports besides its games: its figures (from the worker that played it) and its
+summary (the run's record of it, kept in its file), as values with a fixed shape.
 
-A shard file keeps one summary per shard in its Parquet key-value metadata (`bmn.shards`, JSON:
+A worker sends back its shard's games rows and `ShardFigures`: the figures of its result the summary
+tables need, a few hundred numbers at most. The run loop makes the shard's one `ShardSummary` from
+them, or from the pool's word that it gave the shard up (`ShardSummary.of`, for either), and writes
+both into the shard's file. A shard file keeps one summary per shard in its Parquet key-value metadata (`bmn.shards`, JSON:
 `to_json` / `from_json`); the run's `shards` table holds their manifest columns (Arrow:
 `manifest_table` / `manifest_summaries`). The JSON keys are those bmn has always written, so the
 shard files of earlier runs read back: a summary written before results versions were recorded
@@ -12,13 +16,14 @@ fingerprint), and all come back out as they went in.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pyarrow as pa
 
 from kernels import RESULTS_VERSION
-from kernels.strategies import CycleRow, ShardResult
+from kernels.strategies import CycleRow, Shard, ShardResult
 
 STATUSES = ("done", "failed")
 
@@ -40,45 +45,31 @@ SHARDS_SCHEMA = pa.schema([
 ])
 
 
-@dataclass(frozen=True)
-class ShardSummary:
-    """The manifest row of a shard plus what the summary tables need (histogram, wins, longest, cycles)."""
+@dataclass(frozen=True, kw_only=True)
+class ShardFigures:
+    """What a worker reports of a shard it played: its result's figures (those the summary tables need),
+    where it ran, how long it took. Its games travel beside it, as rows of the games table."""
 
-    shard: int
-    strategy: str
-    params: str  # what the shard computed: its parameters as JSON, keys sorted
-    status: str  # "done", or "failed" (no games, no counts)
     deals: int = 0
     cards: int = 0
     max_cards: int = 0
     cycles: int = 0
     candidates: int = 0
     elapsed_s: float = 0.0
-    attempts: int = 1
     worker: str = ""
     finished_at: float = 0.0
-    error: str | None = None
     histogram: dict[int, int] = field(default_factory=dict)  # finite games by length in cards (non-zero only)
     wins: tuple[int, ...] = ()  # finite games won by each hand
     longest: dict | None = None  # the longest finite game: hands, index and the fields of its GameResult
     cycle_ids: tuple[str, ...] = ()  # every cycle a candidate enters or the shard reported
-    results_version: int | None = RESULTS_VERSION  # what computed it (None: not recorded)
     cycle_rows: tuple[CycleRow, ...] | None = None  # the cycles it reported (None: no result, or not recorded)
-    run: str | None = None  # the fingerprint of the run that wrote it (None: written before runs signed shards)
 
     @classmethod
-    def of(cls, shard_id: int, strategy: str, params: dict, result: ShardResult | None, *, status: str,
-           elapsed_s: float, attempts: int, worker: str, finished_at: float,
-           error: str | None = None) -> "ShardSummary":
-        """The summary of a shard's result (None: a shard that failed, with its error)."""
-        common = dict(shard=shard_id, strategy=strategy, params=json.dumps(params, sort_keys=True), status=status,
-                      elapsed_s=round(float(elapsed_s), 4), attempts=attempts, worker=worker,
-                      finished_at=finished_at, error=error)
-        if result is None:
-            return cls(**common)
+    def from_result(cls, result: ShardResult, *, elapsed_s: float, worker: str) -> "ShardFigures":
         return cls(
-            **common, deals=result.deals, cards=result.cards, max_cards=result.max_cards, cycles=result.cycles,
-            candidates=len(result.candidates), wins=tuple(int(w) for w in result.wins),
+            deals=result.deals, cards=result.cards, max_cards=result.max_cards, cycles=result.cycles,
+            candidates=len(result.candidates), elapsed_s=round(float(elapsed_s), 4), worker=worker,
+            finished_at=time.time(), wins=tuple(int(w) for w in result.wins),
             histogram={int(k): int(result.histogram[k]) for k in np.nonzero(result.histogram)[0]},
             longest=None if result.longest is None else {
                 "hands": result.longest.hands, "index": result.longest.index, **result.longest.result.to_dict()},
@@ -86,6 +77,33 @@ class ShardSummary:
                                    | {row.cycle_id for row in result.cycle_rows})),
             cycle_rows=tuple(result.cycle_rows),
         )
+
+
+@dataclass(frozen=True)
+class ShardSummary(ShardFigures):
+    """A shard's record in its file and in the shards table: which shard, its status and tries, and the
+    figures its worker reported (none for a shard given up)."""
+
+    shard: int
+    strategy: str
+    params: str  # what the shard computed: its parameters as JSON, keys sorted
+    status: str  # "done", or "failed" (no games, no counts)
+    attempts: int = 1
+    error: str | None = None
+    results_version: int | None = RESULTS_VERSION  # what computed it (None: not recorded)
+    run: str | None = None  # the fingerprint of the run that wrote it (None: written before runs signed shards)
+
+    @classmethod
+    def of(cls, shard: Shard, figures: ShardFigures | None, *, attempts: int, run: str | None,
+           error: str | None = None) -> "ShardSummary":
+        """The summary of a shard done (the figures its worker reported) or given up (None, with the last
+        try's error), after `attempts` tries, signed by the run that wrote it."""
+        status = "failed" if figures is None else "done"
+        if figures is None:
+            figures = ShardFigures(finished_at=time.time())  # (when it was given up)
+        played = {f.name: getattr(figures, f.name) for f in fields(ShardFigures)}
+        return cls(shard=shard.id, strategy=shard.strategy, params=json.dumps(shard.params, sort_keys=True),
+                   status=status, attempts=attempts, error=error, run=run, **played)
 
     @property
     def done(self) -> bool:

@@ -1,9 +1,10 @@
 """The Ray actor that runs shards: one per CPU (and one per GPU, holding a CPU to drive it, for the
 strategies with GPU kernels), created once, warmed up, fed shard after shard.
 
-Only the shard's small description travels to the actor (its id and parameters; the input deals
-for strategies that take a deals file); the deals are generated in the actor, the kernels run
-there, and the shard's candidate rows and summary travel back to the coordinator, which writes.
+Only the shard's small description travels to the actor (its `Shard`: id and parameters, and the
+input deals for strategies that take a deals file); the deals are generated in the actor, the
+kernels run there (a `ShardResult`), and the shard's candidate rows and its figures (`ShardFigures`)
+travel back to the coordinator, which makes its summary and writes its file.
 """
 
 from __future__ import annotations
@@ -17,10 +18,9 @@ import ray
 
 from kernels.dealspace import DealSpace
 from kernels.decks import parse_deck
-from kernels.strategies import ShardResult, get, run_shard as run_strategy_shard
+from kernels.strategies import Shard, ShardResult, get, run_shard as run_strategy_shard
 
-from .plan import Shard
-from .summary import ShardSummary
+from .summary import ShardFigures
 from .tables import games_table
 
 
@@ -70,18 +70,16 @@ class ShardRunner:
         node_id = ray.get_runtime_context().get_node_id() if ray.is_initialized() else "local"
         return {"where": self.where, "pid": os.getpid(), "node_id": node_id, "gpu": self.gpu}
 
-    def run(self, shard: Shard) -> tuple[pa.Table, ShardSummary]:
-        """The shard's candidate rows (the games table's columns) and its summary."""
+    def run(self, shard: Shard) -> tuple[pa.Table, ShardFigures]:
+        """The shard's candidate rows (the games table's columns) and its figures."""
         t0 = time.perf_counter()
         result = run_shard(self.deck, self.split, shard, self.device)
-        elapsed = time.perf_counter() - t0
+        figures = ShardFigures.from_result(result, elapsed_s=time.perf_counter() - t0, worker=self.where)
         table = games_table(result.candidates, shard.strategy, shard.id, result.deck or self.deck, result.rank_base)
-        summary = ShardSummary.of(shard.id, shard.strategy, shard.params, result, status="done", elapsed_s=elapsed,
-                                  attempts=1, worker=self.where, finished_at=time.time())
-        return table, summary
+        return table, figures
 
-    def run_batch(self, shards: list[Shard]) -> list[tuple[pa.Table, ShardSummary]]:
-        """Shards one after another, each its own rows and summary: what the pool calls (one shard on a
+    def run_batch(self, shards: list[Shard]) -> list[tuple[pa.Table, ShardFigures]]:
+        """Shards one after another, each its own rows and figures: what the pool calls (one shard on a
         CPU actor, `gpu_batch` of them on a GPU actor)."""
         self._on_its_core()
         return [self.run(shard) for shard in shards]

@@ -19,8 +19,9 @@ import pytest
 import ray
 
 from cluster.config import build_config, resolve
-from cluster.plan import Plan
+from cluster.plan import Plan, Shard
 from cluster.storage import RunStore
+from cluster.summary import ShardSummary
 from cluster.tables import RunContents, build_tables, read_contents
 from cluster.worker import ShardRunner
 
@@ -41,13 +42,20 @@ def tables_of(uri) -> dict[str, pa.Table]:
     return build_tables(read_contents(RunStore(str(uri))))
 
 
+def play_shard(runner: ShardRunner, shard: Shard) -> tuple[pa.Table, ShardSummary]:
+    """A shard played as a search plays it, without Ray: its games rows and its summary (a first try's,
+    not signed by a run)."""
+    table, figures = runner.run(shard)
+    return table, ShardSummary.of(shard, figures, attempts=1, run=None)
+
+
 def direct_tables(config) -> dict[str, pa.Table]:
     """The tables obtained by calling the kernels shard by shard, without Ray."""
     plan = Plan(config)
     runner = ShardRunner(config.deck, plan.space.split, config.strategy)
     contents = RunContents()
     for k in range(plan.count):
-        table, summary = runner.run(plan.shard(k))
+        table, summary = play_shard(runner, plan.shard(k))
         contents.summaries[k] = summary
         if table.num_rows:
             contents.games.append(table)
@@ -68,7 +76,7 @@ def offline_run(out, **values):
     plan = Plan(config)
     runner = ShardRunner(config.deck, plan.space.split, config.strategy)
     for k in range(plan.count):
-        table, summary = runner.run(plan.shard(k))
+        table, summary = play_shard(runner, plan.shard(k))
         store.write_parquet(shard_file_name(k), shard_file_table(table, [summary]))
     report = run_search(config, resume=True)
     assert report.state == "finished" and report.shards_done == plan.count

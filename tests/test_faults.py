@@ -344,8 +344,7 @@ def test_which_shards_are_a_runs_own(tmp_path):
     config = make_config(tmp_path, **SEARCH)
     plan = Plan(config)
     owner = Ownership(plan, config.fingerprint())
-    mine = ShardSummary.of(3, "random", plan.shard(3).params, None, status="failed", elapsed_s=0, attempts=1,
-                           worker="", finished_at=0)
+    mine = ShardSummary.of(plan.shard(3), None, attempts=1, run=None)
     assert owner.why_not(replace(mine, run=config.fingerprint())) is None
     assert owner.why_not(mine) is None  # unsigned, as written before runs signed their shards
     assert "written by another run" in owner.why_not(replace(mine, run="0123456789abcdef"))

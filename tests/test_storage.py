@@ -127,8 +127,7 @@ def test_object_store_reads_are_retried_and_a_store_that_keeps_failing_is_not_a_
 
     monkeypatch.setattr(storage, "READ_BACKOFF_S", 0.0)
     store = RunStore(s3_run_uri(endpoint))
-    summary = ShardSummary.of(0, "random", {"seed": 1}, None, status="failed", elapsed_s=0, attempts=1, worker="",
-                              finished_at=0)
+    summary = ShardSummary(0, "random", '{"seed": 1}', "failed")
     store.write_parquet("shards/000000000000.parquet", shard_file_table(GAMES_SCHEMA.empty_table(), [summary]))
     real = store.fs
     store.fs = FlakyStore(real, storage.READ_RETRIES)  # fails all but the last try

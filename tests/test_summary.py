@@ -1,19 +1,19 @@
-"""A shard's summary (cluster/summary.py): built from a shard's result, written as the JSON shard
-files have always held, read back from them (old ones too), and as the rows of the shards table."""
+"""A shard's summary (cluster/summary.py): made from the figures a worker reports of a shard's result (or
+from the shard alone, given up), written as the JSON shard files have always held, read back from them
+(old ones too), and as the rows of the shards table."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
-from cluster.summary import SHARDS_SCHEMA, ShardSummary, manifest_summaries, manifest_table
+from cluster.summary import SHARDS_SCHEMA, ShardFigures, ShardSummary, manifest_summaries, manifest_table
 from cluster.tables import META_KEY
 from kernels import RESULTS_VERSION
-from kernels.strategies import CycleRow, run_random
+from kernels.strategies import CycleRow, Shard, run_random
 from kernels.strategies.census import run_census
 
 from helpers import STANDARD
@@ -28,15 +28,15 @@ KEYS = {"shard", "strategy", "params", "status", "deals", "cards", "max_cards", 
         "attempts", "worker", "finished_at", "error", "histogram", "wins", "longest", "cycle_ids", "results_version"}
 
 
-def done(result=None, **values) -> ShardSummary:
+def done(result=None, run=None) -> ShardSummary:
     result = result if result is not None else run_random(STANDARD, 3, 0, 50, min_cards=300)
-    return ShardSummary.of(0, "random", {"seed": 3, "count": 50}, result, **{
-        "status": "done", "elapsed_s": 0.123456, "attempts": 1, "worker": "local:1", "finished_at": 1.5, **values})
+    figures = ShardFigures.from_result(result, elapsed_s=0.123456, worker="local:1")
+    return ShardSummary.of(Shard(0, "random", {"seed": 3, "count": 50}), figures, attempts=1, run=run)
 
 
 def failed() -> ShardSummary:
-    return ShardSummary.of(5, "random", {"seed": 3}, None, status="failed", elapsed_s=0.0, attempts=3, worker="",
-                           finished_at=2.0, error="worker lost: ActorDiedError")
+    return ShardSummary.of(Shard(5, "random", {"seed": 3}), None, attempts=3, run=None,
+                           error="worker lost: ActorDiedError")
 
 
 def test_a_summary_holds_what_the_shard_computed():
@@ -48,6 +48,20 @@ def test_a_summary_holds_what_the_shard_computed():
     assert s.wins == tuple(result.wins) and sum(s.wins) == 50
     assert s.params == '{"count": 50, "seed": 3}' and s.elapsed_s == 0.1235
     assert s.done and s.results_version == RESULTS_VERSION and s.cycle_rows == ()
+    assert (s.worker, s.attempts, s.error, s.run) == ("local:1", 1, None, None)
+
+
+def test_one_summary_for_a_shard_done_or_given_up():
+    figures = ShardFigures.from_result(run_random(STANDARD, 3, 0, 50, min_cards=300), elapsed_s=1.0, worker="w")
+    shard = Shard(7, "random", {"seed": 3, "count": 50})
+    signed = ShardSummary.of(shard, figures, attempts=2, run="0123456789abcdef")
+    assert (signed.shard, signed.strategy, signed.status, signed.attempts, signed.run) == \
+        (7, "random", "done", 2, "0123456789abcdef")
+    assert all(getattr(signed, name) == value for name, value in vars(figures).items())  # every figure kept
+    given_up = ShardSummary.of(shard, None, attempts=3, run="0123456789abcdef", error="worker lost")
+    assert (given_up.status, given_up.error, given_up.deals, given_up.worker, given_up.cycle_rows) == \
+        ("failed", "worker lost", 0, "", None)
+    assert given_up.params == signed.params == '{"count": 50, "seed": 3}' and given_up.finished_at > 0
 
 
 def test_a_census_summary_carries_its_cycle_rows():
@@ -60,12 +74,12 @@ def test_a_census_summary_carries_its_cycle_rows():
 def test_the_json_keeps_the_keys_bmn_has_always_written():
     assert set(done().to_json()) == KEYS | {"cycle_rows"}
     assert set(failed().to_json()) == KEYS  # a failed shard reports no cycles
-    assert set(replace(done(), run="0123456789abcdef").to_json()) == KEYS | {"cycle_rows", "run"}  # signed by its run
+    assert set(done(run="0123456789abcdef").to_json()) == KEYS | {"cycle_rows", "run"}  # signed by its run
     assert json.loads(json.dumps(done().to_json()))["histogram"] == {str(k): v for k, v in done().histogram.items()}
 
 
 @pytest.mark.parametrize("summary", [done(), failed(), done(run_census("0:6,1:2,2:2", (5, 5), 0, 1260, True)),
-                                     replace(done(), run="0123456789abcdef")],
+                                     done(run="0123456789abcdef")],
                          ids=["done", "failed", "census", "signed"])
 def test_summaries_round_trip_through_json(summary):
     text = json.dumps(summary.to_json(), sort_keys=True)

@@ -13,11 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from cluster.storage import RunStore
-from cluster.summary import ShardSummary
+from cluster.summary import ShardFigures, ShardSummary
 from cluster.tables import (CYCLES_SCHEMA, GAMES_SCHEMA, META_KEY, TABLES, build_tables, cycles_table, games_table,
                             read_contents, read_summaries, reported_cycles, reported_rows, shard_file_name,
                             shard_file_table)
-from kernels.strategies import CycleRow, run_random
+from kernels.strategies import CycleRow, Shard, run_random
 from kernels.strategies.census import run_census
 
 from helpers import STANDARD
@@ -28,14 +28,15 @@ ROW = CycleRow("207ec02eb4dcd075", 3, 15, "0:6,1:2,2:2", "--J-/Q-Q-J-", basin=7)
 FACTORY_ROW = CycleRow("00000000000000aa", 4, 10, "0:2,1:1,2:1", "J-/Q-", complete=True)
 
 
-def summary(shard: int, result=None, status="done") -> ShardSummary:
-    return ShardSummary.of(shard, "census", {"shard": shard}, result, status=status, elapsed_s=0, attempts=1,
-                           worker="", finished_at=0.0)
+def summary(shard: int, result=None) -> ShardSummary:
+    """Shard `shard`'s summary: done with this result, or failed (None)."""
+    figures = None if result is None else ShardFigures.from_result(result, elapsed_s=0, worker="")
+    return ShardSummary.of(Shard(shard, "census", {"shard": shard}), figures, attempts=1, run=None)
 
 
-def write_shard(store: RunStore, shard: int, result, status="done", rel=None) -> None:
+def write_shard(store: RunStore, shard: int, result, rel=None) -> None:
     games = games_table(result.candidates if result else [], "census", shard, "0:6,1:2,2:2", None)
-    store.write_parquet(rel or shard_file_name(shard), shard_file_table(games, [summary(shard, result, status)]))
+    store.write_parquet(rel or shard_file_name(shard), shard_file_table(games, [summary(shard, result)]))
 
 
 STATES_ROW = CycleRow("207ec02eb4dcd075", 3, 15, "0:6,1:2,2:2", "--J-/Q-Q-J-", basin=3, complete=True, closure=43,
@@ -96,7 +97,7 @@ def test_closures_of_one_cycle_merge_to_the_largest():
 
 def test_the_cycles_of_done_shards_are_reported_in_shard_order():
     census = run_census("0:6,1:2,2:2", (5, 5), 0, 1260, True)
-    summaries = {3: summary(3, census), 1: summary(1, census), 2: summary(2, None, status="failed")}
+    summaries = {3: summary(3, census), 1: summary(1, census), 2: summary(2, None)}
     assert reported_cycles(summaries) == [(1, census.cycle_rows[0]), (3, census.cycle_rows[0])]
 
 
@@ -123,7 +124,7 @@ def test_a_run_written_before_reads_back_into_the_same_tables(tmp_path):
 def test_a_shard_is_read_once_and_a_done_copy_wins(tmp_path):
     store = RunStore(str(tmp_path))
     census = run_census("0:6,1:2,2:2", (5, 5), 0, 1260, True)
-    write_shard(store, 1, None, status="failed")
+    write_shard(store, 1, None)
     write_shard(store, 1, census, rel="shards/c000000000001-000000000001.parquet")  # a later file: done
     write_shard(store, 2, census)
     write_shard(store, 2, census, rel="shards/c000000000002-000000000002.parquet")  # the same shard twice

@@ -1,33 +1,30 @@
 """The worker (cluster/worker.py), without Ray: a ShardRunner runs a plan's shards and returns each
-shard's games rows and its typed summary, the same as the kernels give directly."""
+shard's games rows and its figures, the same as the kernels give directly."""
 
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
 
 from cluster.config import build_config
 from cluster.plan import Plan
-from cluster.summary import ShardSummary
+from cluster.summary import ShardFigures
 from cluster.tables import GAMES_SCHEMA
 from cluster.worker import ShardRunner, run_shard
 from kernels.errors import BmnError
 from kernels.strategies import run_random
 
 
-def test_a_runner_returns_the_shards_rows_and_summary():
+def test_a_runner_returns_the_shards_rows_and_figures():
     config = build_config({"strategy": "random", "deals": 300, "shard_size": 200, "min_cards": 500, "seed": 5})
     plan = Plan(config)
     runner = ShardRunner(config.deck, plan.space.split, config.strategy)
     assert runner.warm_up() == {"where": f"local:{os.getpid()}", "pid": os.getpid(), "node_id": "local", "gpu": None}
-    table, summary = runner.run(plan.shard(1))
+    table, figures = runner.run(plan.shard(1))
     direct = run_random(plan.space, 5, 1, 100, min_cards=500)
-    assert isinstance(summary, ShardSummary) and summary.done
-    assert (summary.shard, summary.strategy, summary.deals, summary.worker) == (1, "random", 100, runner.where)
-    assert json.loads(summary.params) == plan.shard(1).params
-    assert (summary.cards, summary.max_cards, summary.candidates) == (direct.cards, direct.max_cards,
+    assert isinstance(figures, ShardFigures) and (figures.deals, figures.worker) == (100, runner.where)
+    assert (figures.cards, figures.max_cards, figures.candidates) == (direct.cards, direct.max_cards,
                                                                      len(direct.candidates))
     assert table.schema == GAMES_SCHEMA and table.num_rows == len(direct.candidates)
     assert table["hands"].to_pylist() == [c.hands for c in direct.candidates]
@@ -39,9 +36,9 @@ def test_a_census_shard_keeps_its_deck_and_reports_its_cycles():
     plan = Plan(config)
     runner = ShardRunner(config.deck, plan.space.split, config.strategy)
     balanced = next(plan.shard(k) for k in range(plan.count) if plan.shard(k).params["balanced"])
-    table, summary = runner.run(balanced)
-    assert summary.cycle_rows and set(summary.cycle_ids) == {r.cycle_id for r in summary.cycle_rows}
-    assert set(table["deck"].to_pylist()) == {"0:6,1:2,2:2"} and table.num_rows == summary.candidates
+    table, figures = runner.run(balanced)
+    assert figures.cycle_rows and set(figures.cycle_ids) == {r.cycle_id for r in figures.cycle_rows}
+    assert set(table["deck"].to_pylist()) == {"0:6,1:2,2:2"} and table.num_rows == figures.candidates
 
 
 def test_a_shard_with_parameters_its_strategy_does_not_take_is_refused():
