@@ -7,6 +7,7 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 import sys
 import tempfile
 import threading
@@ -52,6 +53,7 @@ def connect(address: str | None, workers: int) -> bool:
     caller_handler = signal.getsignal(signal.SIGTERM) if main else None
     try:
         if address:
+            _check_answers(address)
             with _core_warnings() as said:
                 try:
                     ray.init(address=address, logging_level="WARNING", log_to_driver=False)
@@ -78,6 +80,29 @@ def connect(address: str | None, workers: int) -> bool:
         if callable(caller_handler):
             signal.signal(signal.SIGTERM, caller_handler)
     return True
+
+
+# How long a cluster's address may take to answer before bmn gives up on it. Ray's own connection
+# goes on for minutes (a control store it cannot reach is asked again and again) before it fails.
+ANSWER_S = 10.0
+
+
+def _check_answers(address: str) -> None:
+    """One sentence, within ANSWER_S, where nothing answers at a HOST:PORT address: refused (no
+    cluster there, or not on that port), or no answer at all (a firewall or security group dropping
+    the connection, a host that is down). A running cluster's control store accepts at once. Other
+    forms of address ("auto", ray://...) are left to Ray."""
+    host, colon, port = address.rpartition(":")
+    if not (colon and host and port.isdigit()) or "://" in host:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=ANSWER_S).close()  # [::1]:6379
+    except OSError as error:
+        why = f"no answer in {ANSWER_S:.0f} s" if isinstance(error, TimeoutError) else (error.strerror or
+                                                                                    _first_line(error))
+        raise BmnError(f"cannot join the Ray cluster at {address}: nothing answers there ({why}); give --address "
+                       f"(or RAY_ADDRESS) the HOST:PORT of a running cluster's head node (`ray start --head` prints "
+                       f"it; port 6379 unless --port says otherwise), reachable from this machine") from None
 
 
 # What Ray's core prints when the cluster refuses the client's token (it retries for 20 s, then
