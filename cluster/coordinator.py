@@ -258,20 +258,37 @@ class Coordinator:
         failure: BmnError | None = None
         last_scale = last_health = 0.0
         exhausted = False
+        # The time limit stops a session at the limit, the shards in flight abandoned. A session that
+        # has played no shard by then (a limit shorter than a shard, a GPU batch, or the workers'
+        # start) would stop so again on every resume under the same limit, the run never advancing:
+        # it runs over instead, handing out shards until some are in flight, then no more, and stops
+        # once those are back. So every session plays at least the shards it first hands out, and
+        # runs past its limit only when the limit left it nothing to show, by what those shards take
+        # (in_flight per worker). Finishing the shards in flight at every stop would instead make every
+        # time-limited session run over.
+        overtime = False
         try:
             while True:
                 now = time.time()
-                if deadline is not None and now >= deadline:
-                    state = "time limit"
-                    break
+                if deadline is not None and now >= deadline and not overtime:
+                    if self.session_deals:
+                        state = "time limit"
+                        break
+                    overtime = True
                 if now - last_scale >= SCALE_S:
                     self._scale()
                     last_scale = now
+                if overtime and self.pool.busy() and not exhausted:
+                    # Shards in flight past the limit: no more are handed out (those given back to try
+                    # again still are), and the loop ends once these are back.
+                    if next(pending, None) is not None:
+                        state = "time limit"
+                    pending, exhausted = iter(()), True
                 exhausted = self.pool.dispatch(pending) or exhausted
                 self._drain_writes(block=len(self.writes) > WRITE_BACKLOG)
                 if exhausted and not self.pool.busy():
                     break
-                timeout = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.time()))
+                timeout = 0.5 if deadline is None or overtime else max(0.0, min(0.5, deadline - time.time()))
                 for outcome in self.pool.wait(timeout):
                     self._record(outcome)
                 while self.pool.notes:

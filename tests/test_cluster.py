@@ -147,13 +147,25 @@ def test_driver_stopped_by_ray_job_stop_then_resumed(ray_address, tmp_path):
     assert_same_tables(tables_of(uninterrupted), tables_of(out))
 
 
-def test_time_limit_then_resume(reference_run, tmp_path):
+def test_time_limit_then_resume(reference_run, ray_address, tmp_path, capsys):
+    """A limit shorter than a shard, and than the workers' start (issue 31: such a run never advanced,
+    however often it was resumed): every session plays the shards it first hands out (one worker: its
+    two in flight), a resume keeps the limit and says so, and `--time-limit 0` lifts it."""
+    from cluster.commands.search import print_report
+
     _, want = reference_run
     config = make_config(tmp_path, workers=1, time_limit=0.01, **RANDOM)
-    report = run_search(config)
-    assert report.state == "time limit" and report.shards_done < 6
-    report = run_search(make_config(tmp_path, workers=2, **RANDOM), resume=True)
-    assert report.state == "finished"
+    done = []
+    for resume in (False, True):
+        report = run_search(config, resume=resume)
+        assert report.state == "time limit"
+        done.append(report.shards_done)
+    assert 0 < done[0] < done[1] < 6, done
+    assert print_report(report, as_json=False) == 0
+    assert f"`bmn resume {tmp_path} --time-limit 0` without one" in capsys.readouterr().out
+    lifted = subprocess.run([str(BMN), "resume", str(tmp_path), "--time-limit", "0", "--address", ray_address,
+                             "--no-progress"], capture_output=True, text=True)
+    assert lifted.returncode == 0 and lifted.stdout.startswith("finished: 6 of 6 shards done"), lifted.stderr
     assert_same_tables(want, tables_of(tmp_path))
     # the searches leave no thread of theirs behind (a notebook or a service runs many searches)
     import threading

@@ -34,7 +34,8 @@ FLAGS = [
     ("--workers", "workers", int, "actors (default 0: one per CPU of the cluster, now or later)"),
     ("--max-workers", "max_workers", int, "with --workers 0: at most this many actors"),
     ("--address", "address", str, "join this Ray cluster (default: RAY_ADDRESS, else a local Ray)"),
-    ("--time-limit", "time_limit", float, "stop after this many seconds (resume later)"),
+    ("--time-limit", "time_limit", float, "stop after this many seconds (resume later; a resume keeps the "
+     "limit, 0 lifts it)"),
     ("--shard-timeout", "shard_timeout", float, "seconds a worker may spend on one shard before it is "
      "taken for stuck and the shard runs elsewhere (default 0: ten times the slowest shard so far, at least 300)"),
     ("--device", "device", str, "random, exhaustive and states: cpu, gpu (an actor per GPU of the cluster) or "
@@ -158,7 +159,9 @@ def print_report(report: RunReport, as_json: bool) -> int:
     if report.state == "interrupted":
         print(f"interrupted: resume with `bmn resume {uri}`", file=sys.stderr)
     elif report.state == "time limit":
-        print(f"stopped at the time limit: resume with `bmn resume {uri}`")
+        # A resume keeps the run's limit (it is a setting of the run, like workers): say how to lift it.
+        print(f"stopped at the time limit: `bmn resume {uri}` continues under the same limit, "
+              f"`bmn resume {uri} --time-limit 0` without one")
     elif report.state == "incomplete":
         shown = ", ".join(map(str, report.missing[:10])) + (", ..." if len(report.missing) > 10 else "")
         print(f"{len(report.missing):,} shards are missing from the tables ({shown}): their files could not be "
