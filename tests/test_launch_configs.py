@@ -1,6 +1,7 @@
 """The cloud launch files: one image (configs/Dockerfile) run by the Ray cluster launcher
 (configs/cluster-aws.yaml) and by KubeRay (configs/rayjob.yaml), the head's IAM policy, the
-Kubernetes service accounts, and the documentation of all of it (README.md).
+Kubernetes service accounts, and the documentation of all of it (docs/cloud.md, the cloud guide; docs/gpu.md
+and README.md name the image's paths too).
 
 Everything here reads files, except the last test, which builds the image when a Docker daemon
 is at hand."""
@@ -29,6 +30,9 @@ CONFIGS = ROOT / "configs"
 DOCKERFILE = CONFIGS / "Dockerfile"
 LAUNCH_FILES = [CONFIGS / "cluster-aws.yaml", CONFIGS / "rayjob.yaml", CONFIGS / "k8s-service-accounts.yaml",
                 CONFIGS / "k8s-network-policy.yaml", DOCKERFILE, CONFIGS / "aws-head-policy.json"]
+GUIDE = ROOT / "docs" / "cloud.md"  # the cloud guide: the launchers step by step
+# Every document that may name the image, its paths or a job's command.
+DOCUMENTS = [ROOT / "README.md", GUIDE, ROOT / "docs" / "gpu.md"]
 STATIC_AWS_KEYS = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}
 
 
@@ -258,7 +262,7 @@ def test_one_immutable_image_everywhere():
     dockerfile = DOCKERFILE.read_text()
     assert f"-t {tag} ." in dockerfile, "the Dockerfile's build command tags the image the launchers run"
     assert f"ARG BMN_VERSION={pyproject()['project']['version']}" in dockerfile
-    for path in LAUNCH_FILES + [ROOT / "Makefile", ROOT / "README.md"]:
+    for path in LAUNCH_FILES + [ROOT / "Makefile"] + DOCUMENTS:
         assert not re.search(r"[\w.-]:latest\b", path.read_text()), f"{path.name} names a :latest image"
 
 
@@ -292,7 +296,7 @@ def test_paths_named_in_the_image_exist_at_that_place():
     layout, _ = dockerfile_layout()
     assert all(source.exists() for source in layout.values()), layout
     named = set()
-    for path in LAUNCH_FILES + [CONFIGS / "cluster.toml", ROOT / "README.md"]:
+    for path in LAUNCH_FILES + [CONFIGS / "cluster.toml"] + DOCUMENTS:
         named |= set(re.findall(r"/home/ray/bmn/[\w./-]*\w", path.read_text()))
     assert named
     for image_path in sorted(named):
@@ -303,7 +307,7 @@ def test_paths_named_in_the_image_exist_at_that_place():
 def test_job_commands_run_a_valid_search_from_any_directory(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)  # no working directory to lean on
     commands = [rayjob()["spec"]["entrypoint"]]
-    for text in ((CONFIGS / "cluster-aws.yaml").read_text(), (ROOT / "README.md").read_text()):
+    for text in [(CONFIGS / "cluster-aws.yaml").read_text()] + [doc.read_text() for doc in DOCUMENTS]:
         commands += re.findall(r"-- (bmn search [^\n`]*)", text.replace("\\\n", " "))
     assert len(commands) >= 3
     parser = build_parser()
@@ -322,7 +326,7 @@ def test_no_public_listeners():
 
 
 def test_cloud_guide_covers_both_launchers():
-    guide = (ROOT / "README.md").read_text()
+    guide = GUIDE.read_text()
     for needed in ("ray up configs/cluster-aws.yaml", "ray dashboard configs/cluster-aws.yaml",
                    "ray job submit --no-wait", "ray job logs -f", "ray get-auth-token", "RAY_AUTH_MODE=token",
                    "kubectl apply -f configs/rayjob.yaml", "bmn resume", "max_workers", "region"):
@@ -357,7 +361,7 @@ def test_nodes_use_the_users_security_group_not_rays_open_default(monkeypatch):
     monkeypatch.setattr(aws_config, "_upsert_security_groups", no_aws)
     aws_config._configure_security_group(fillout_defaults(config))
     # The guide says how to make the group: SSH from the user's address, all traffic within it.
-    guide = (ROOT / "README.md").read_text().replace("\\\n", " ")
+    guide = GUIDE.read_text().replace("\\\n", " ")
     ssh = re.search(r"aws ec2 authorize-security-group-ingress [^\n]*--port 22 [^\n]*", guide).group(0)
     assert '--cidr "$MY_IP/32"' in ssh and "0.0.0.0" not in guide
     assert re.search(r'authorize-security-group-ingress --group-id "\$SG" --source-group "\$SG"', guide)
@@ -432,7 +436,7 @@ def test_head_may_start_only_this_clusters_workers():
 def test_driver_lists_and_writes_only_under_the_runs_prefix():
     policy = head_policy()
     outs = [rayjob()["spec"]["entrypoint"]]
-    for text in ((CONFIGS / "cluster-aws.yaml").read_text(), (ROOT / "README.md").read_text()):
+    for text in [(CONFIGS / "cluster-aws.yaml").read_text()] + [doc.read_text() for doc in DOCUMENTS]:
         outs += re.findall(r"-- bmn search [^\n`]*", text.replace("\\\n", " "))
     for command in outs:
         out = urllib.parse.urlparse(re.search(r"--out (\S+)", command).group(1))
@@ -507,7 +511,7 @@ def test_pods_run_unprivileged_without_api_tokens():
     for account in yaml.safe_load_all((CONFIGS / "k8s-service-accounts.yaml").read_text()):
         if account and account.get("kind") == "ServiceAccount":
             assert account.get("automountServiceAccountToken") is False, account["metadata"]["name"]
-    guide = (ROOT / "README.md").read_text()
+    guide = GUIDE.read_text()
     assert "kubectl apply -f configs/k8s-network-policy.yaml" in guide
 
 
