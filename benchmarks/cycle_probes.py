@@ -1,4 +1,4 @@
-"""Probes of the two known cycles and of a shape-recurrence search (benchmarks/README.md, session 5).
+"""Probes of the two known cycles and of a shape-recurrence search (benchmarks/README.md, "Cycles by construction").
 
     .venv/bin/python benchmarks/cycle_probes.py isolation DEAL       # deletions, substitutions, moves
     .venv/bin/python benchmarks/cycle_probes.py near DEAL [SAMPLES]  # game lengths of swapped deals

@@ -4,7 +4,7 @@ cycle it held, where it died and what it found, and at the end the survival of e
 
     .venv/bin/python benchmarks/factory_reach.py DECK SECONDS [KEY=VALUE ...] [seed=S]
 
-e.g. `factory_reach.py camicia 600 slack=2` (benchmarks/README.md, "Session 5").
+e.g. `factory_reach.py camicia 600 slack=2` (benchmarks/README.md, "Cycles by construction").
 """
 
 from __future__ import annotations

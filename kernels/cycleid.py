@@ -1,4 +1,4 @@
-"""Cycle identity (docs/rules.md, "Non-terminating games"), in plain Python.
+"""Cycle identity (docs/rules.md, "Games that never end"), in plain Python.
 
 A cycle is the set of trick-boundary states its games run through. Its id is computed from the
 cycle alone, never from the deal that reached it:

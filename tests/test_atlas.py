@@ -246,7 +246,7 @@ def test_bmn_atlas_on_a_run_of_another_strategy(ray_address, tmp_path):
 
 @pytest.mark.parametrize("path", sorted((ROOT / "benchmarks" / "atlas").glob("*.toml")), ids=lambda p: p.stem)
 def test_the_measured_families_configs_are_accepted(path):
-    """The configs of the families measured in benchmarks/README.md ("The atlas") stay valid and sized."""
+    """The configs of the families measured in docs/atlas.md ("The families") stay valid and sized."""
     with open(path, "rb") as handle:
         values = tomllib.load(handle)
     config = build_config(values, where=str(path))

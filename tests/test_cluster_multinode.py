@@ -86,7 +86,7 @@ def _ray(*args: str, env: dict, **kwargs) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def typed_cluster(tmp_path_factory):
-    """A Ray cluster started as README.md starts one, each node its own `ray start` process: a head
+    """A Ray cluster started as docs/cloud.md starts one, each node its own `ray start` process: a head
     with no CPU (it runs the job's driver and the dashboard, with the job API on 127.0.0.1 only) and
     two worker nodes of one CPU, token authentication on with a token of the cluster's own. Yields
     (GCS address, dashboard URL, the environment that holds the token)."""

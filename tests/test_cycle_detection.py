@@ -1,4 +1,4 @@
-"""Cycle detection and cycle identity (docs/rules.md, "Non-terminating games")."""
+"""Cycle detection and cycle identity (docs/rules.md, "Games that never end")."""
 
 from __future__ import annotations
 

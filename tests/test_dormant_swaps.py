@@ -1,4 +1,4 @@
-"""The dormant-swap probe of benchmarks/README.md (long games, session 6): its traced games agree
+"""The dormant-swap probe of benchmarks/README.md ("Branching a long game late"): its traced games agree
 with the reference player, and the number of cards a value swap leaves unchanged is exact (the
 swapped game repeats the original for exactly that long, then differs)."""
 
