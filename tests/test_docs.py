@@ -1,0 +1,164 @@
+"""The documents as a reference: README.md is the manual (short, and every command in it one that `bmn`
+or `make` accepts), docs/strategies.md lists every config key the code declares, every section a file
+cites by name exists, and every link to a heading resolves. (tests/test_repository.py checks that
+relative links reach files; tests/test_launch_configs.py holds the cloud guide, docs/cloud.md, to the
+launch files; tests/test_warp_model.py holds benchmarks/README.md's GPU occupancy to the code.)"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cluster.cli import build_parser, protect_positionals
+from cluster.config import SearchConfig
+from kernels.strategies import REGISTRY
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCUMENTS = [README, *sorted((ROOT / "docs").glob("*.md")), ROOT / "benchmarks" / "README.md", ROOT / "CHANGELOG.md"]
+
+
+def headings(doc: Path) -> list[str]:
+    """The document's headings, outside code blocks."""
+    found, fenced = [], False
+    for line in doc.read_text().splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(r"#{1,6} ", line):
+            found.append(line.lstrip("#").strip())
+    return found
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+
+
+def plain(text: str) -> str:
+    return re.sub(r"[`*]", "", text).lower().strip()
+
+
+def shell_lines(doc: Path) -> list[str]:
+    """Each command of the document's ```sh blocks, continuation lines joined, comments dropped."""
+    lines, block = [], None
+    for line in doc.read_text().splitlines():
+        if line.startswith("```"):
+            block = [] if line.strip() == "```sh" and block is None else None
+            continue
+        if block is not None:
+            lines.append(line)
+    joined = "\n".join(lines).replace("\\\n", " ")
+    return [line.strip() for line in joined.splitlines() if line.strip()]
+
+
+def test_readme_is_a_manual_not_a_log():
+    text = README.read_text()
+    assert len(text.splitlines()) <= 350, "README.md is the manual: deeper topics go to docs/*.md"
+    assert not re.search(r"\bsession\b", text, re.I), "no session history in the README"
+    for deeper in ("docs/rules.md", "docs/strategies.md", "docs/atlas.md", "docs/gpu.md", "docs/cloud.md",
+                   "docs/failures.md", "docs/development.md", "benchmarks/README.md"):
+        assert f"]({deeper})" in text, f"README.md points to {deeper}"
+
+
+def test_benchmarks_are_figures_not_a_diary():
+    text = (ROOT / "benchmarks" / "README.md").read_text()
+    assert not re.search(r"\bsession\b", text, re.I)
+
+
+@pytest.mark.parametrize("doc", DOCUMENTS, ids=lambda d: str(d.relative_to(ROOT)))
+def test_every_bmn_command_of_the_documents_is_one_bmn_accepts(doc):
+    """Each `bmn` (and `make`) command of a document's shell blocks parses as written; the README runs
+    nothing else (its commands were run as written: play, rank, searches, queries, a resume)."""
+    parser = build_parser()
+    make_targets = set(re.findall(r"^([\w-]+):", (ROOT / "Makefile").read_text(), re.M))
+    commands = 0
+    for line in shell_lines(doc):
+        for part in line.split(" # ")[0].split(" | "):
+            part = part.split(" > ")[0].strip()
+            if " -- bmn " in part:  # a job's command: `ray job submit ... -- bmn resume RUN`
+                part = part.split(" -- ", 1)[1]
+            if not part.startswith(("bmn ", "make ")):
+                assert doc != README or part.startswith("tail "), f"README.md runs {part!r}"
+                continue
+            argv = shlex.split(part, comments=True)
+            commands += 1
+            if argv[0] == "make":
+                assert argv[1] in make_targets, part
+                continue
+            try:
+                parser.parse_args(protect_positionals(parser, argv[1:]))
+            except SystemExit:
+                pytest.fail(f"bmn refuses a command of {doc.name}: {part}")
+    assert doc != README or commands >= 20
+
+
+def test_the_strategy_reference_lists_every_strategy_and_key():
+    text = (ROOT / "docs" / "strategies.md").read_text()
+    rows = {m.group(1): m.group(2).strip() for m in re.finditer(r"^\| `(\w+)` \*? ?\| ([^|]*)\|", text, re.M)}
+    internal = {"tables", "input_sha256", "input_count", "input_deals"}
+    for key in (f.name for f in dataclasses.fields(SearchConfig) if not f.name.startswith("_")):
+        assert key in internal or key in rows, f"docs/strategies.md, Config keys: {key}"
+    for name, strategy in REGISTRY.items():
+        assert f"| `{name}` |" in text, name
+        if strategy.params:
+            table = text.split(f"**`[{name}]`**", 1)[1].split("**`[", 1)[0]
+            for param in strategy.params:
+                row = re.search(rf"^\| `{param.name}` \| ([^|]*) \|", table, re.M)
+                assert row, f"docs/strategies.md, [{name}]: {param.name}"
+                shown = row.group(1).replace("_", "")
+                default = param.default
+                expected = {None: "none", True: "true", False: "false"}.get(default, None) \
+                    if default is None or isinstance(default, bool) else \
+                    (f'"{default}"' if isinstance(default, str) else ("[]" if default == [] else str(default)))
+                assert shown == expected, f"docs/strategies.md, [{name}] {param.name}: {shown} != {expected}"
+
+
+def test_links_to_headings_resolve():
+    missing = []
+    for doc in DOCUMENTS:
+        for target in re.findall(r"\]\(([^)\s]*#[^)\s]+)\)", doc.read_text()):
+            path, anchor = target.split("#", 1)
+            if path.startswith(("http:", "https:")):
+                continue
+            into = (doc.parent / path).resolve() if path else doc
+            if not into.exists() or anchor not in {slug(h) for h in headings(into)}:
+                missing.append(f"{doc.relative_to(ROOT)} -> {target}")
+    assert not missing, missing
+
+
+def tracked_text() -> dict[Path, str]:
+    names = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True).stdout.split()
+    if not names:  # not a git checkout (an unpacked archive): every file below the root
+        names = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.is_file() and ".venv" not in p.parts]
+    texts = {}
+    for name in names:
+        path = ROOT / name
+        if not path.is_file() or path.suffix not in {".py", ".md", ".toml", ".yaml", ".ipynb", ".sh", ".json", ""}:
+            continue
+        text = path.read_text(errors="replace")
+        if path.suffix == ".ipynb":
+            text = "\n".join("".join(cell["source"]) for cell in json.loads(text)["cells"])
+        texts[path] = text
+    return texts
+
+
+# A document cited with a section: `docs/cloud.md, "KubeRay"`, `benchmarks/README.md ("The atlas")`.
+CITATION = re.compile(r"((?:[\w.-]+/)*[\w.-]+\.md)`?,?\s+\(?\"([^\"\n]+)\"")
+
+
+def test_every_section_cited_by_name_exists():
+    missing = []
+    for path, text in tracked_text().items():
+        for cited, section in CITATION.findall(text):
+            doc = next((d for d in (path.parent / cited, ROOT / cited) if d.exists()), None)
+            if doc is None:
+                missing.append(f"{path.relative_to(ROOT)}: {cited} does not exist")
+            elif not any(plain(h).startswith(plain(section)) for h in headings(doc)):
+                missing.append(f"{path.relative_to(ROOT)}: {cited} has no section \"{section}\"")
+    assert not missing, missing
