@@ -119,6 +119,14 @@ def test_the_strategy_reference_lists_every_strategy_and_key():
                 assert shown == expected, f"docs/strategies.md, [{name}] {param.name}: {shown} != {expected}"
 
 
+def test_the_lease_is_described_as_the_code_keeps_it():
+    from cluster.lease import LOCK_STALE_S, RENEWALS_PER_LEASE
+
+    text = " ".join((ROOT / "docs" / "failures.md").read_text().split())
+    assert f"renewed every {LOCK_STALE_S / RENEWALS_PER_LEASE:g} s" in text
+    assert f"watches it for {LOCK_STALE_S:g} s" in text
+
+
 def test_links_to_headings_resolve():
     missing = []
     for doc in DOCUMENTS:

@@ -28,7 +28,7 @@ def renewers() -> list[threading.Thread]:
 
 
 def test_the_stale_lock_age_is_ninety_seconds():
-    assert LOCK_STALE_S == 90.0 and RENEWALS_PER_LEASE == 6  # README: "watches it for 90 s", "renewed every 15 s"
+    assert LOCK_STALE_S == 90.0 and RENEWALS_PER_LEASE == 6  # docs/failures.md: 90 s and 15 s (test_docs)
 
 
 def test_one_job_holds_the_lock_and_releases_it(store):
