@@ -119,6 +119,18 @@ def test_the_strategy_reference_lists_every_strategy_and_key():
                 assert shown == expected, f"docs/strategies.md, [{name}] {param.name}: {shown} != {expected}"
 
 
+def test_the_layout_names_every_module():
+    """docs/development.md's layout names every module of kernels/, its engines and sweeps, and cluster/
+    (of git's files; the strategies and the commands are named as packages)."""
+    layout = (ROOT / "docs" / "development.md").read_text().split("## Layout", 1)[1].split("\n## ", 1)[0]
+    names = subprocess.run(["git", "ls-files", "kernels", "cluster"], cwd=ROOT, capture_output=True,
+                           text=True).stdout.split()
+    modules = {Path(n).name for n in names if n.endswith(".py") and not n.endswith("__init__.py")
+               and str(Path(n).parent) in ("kernels", "kernels/engines", "kernels/sweep", "cluster")}
+    missing = sorted(m for m in modules if m != "__main__.py" and not re.search(rf"\b{re.escape(m)}", layout))
+    assert not missing, f"docs/development.md, Layout: {missing}"
+
+
 def test_the_lease_is_described_as_the_code_keeps_it():
     from cluster.lease import LOCK_STALE_S, RENEWALS_PER_LEASE
 
