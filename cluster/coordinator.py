@@ -1,9 +1,14 @@
 """The coordinator: the run loop. It hands a plan's shards to the pool of Ray actors (pool.py: the
-actors, their scaling, loss, retries and deadlines) and writes what comes back.
+actors, their scaling, loss, retries and deadlines) and has what comes back written (writer.py).
 
-One path for data: plan -> shard description to an actor -> the actor runs the kernels ->
-candidate rows and summary back -> the coordinator writes the shard file atomically -> at the
-end (and whenever asked) the summary tables are rebuilt from the shard files.
+One path for data, a shard in five forms:
+    Shard         (kernels/strategies/base.py) what shard k computes: the plan's, sent to an actor as it is
+    ShardResult   (kernels/tally.py) what the kernels computed, in the actor
+    Outcome       (pool.py) what came back: the shard's games rows and ShardFigures, or its last error
+    ShardSummary  (summary.py) the shard's record, made here from its outcome, written with its rows
+                  in the shard file, in one step (writer.py)
+    RunContents   (tables.py) the shard files read back, each shard once: the summary tables are
+                  rebuilt from them at the end (and whenever asked)
 
 The cluster may change under a search:
 - `workers = 0` follows the cluster: one actor per CPU it has, now or later. While it has none the
@@ -26,7 +31,7 @@ The cluster may change under a search:
   written in one step, so nothing is lost and nothing is counted twice.
 
 The driver's own I/O stays off the loop: shard files are written by a bounded pool of threads (a
-shard counts as done once its file is written), and progress.json by a thread of its own (the
+shard counts as done once its file is written: writer.py), and progress.json by a thread of its own (the
 run's lease is renewed by its own thread: lease.py; a lease another job took over stops the
 search with a sentence). A write that fails for good (disk full, permission denied, an
 object store that keeps failing) stops the search with a sentence; resume finishes the run.
@@ -34,8 +39,6 @@ object store that keeps failing) stops the search with a sentence; resume finish
 
 from __future__ import annotations
 
-import collections
-import concurrent.futures as futures
 import os
 import sys
 import threading
@@ -60,18 +63,13 @@ from .tables import (FOREIGN_DIR, GAMES_SCHEMA, Ownership, build_tables, read_co
                      shard_file_table, write_tables)
 from .totals import RunTotals
 from .worker import ShardWorker
+from .writer import ShardWriter, write_failure
 
 HEARTBEAT_S = 5.0
 HEALTH_S = 2.0  # how often the cluster's health is checked (a cheap call to the control store)
 SCALE_S = 2.0  # how often the actor pool is matched to the cluster's CPUs
 KILL_GRACE_S = 20.0  # how long a search's end waits for actors still starting (see ShardPool.close)
-WRITE_THREADS = 32  # shard files written at once (an object store answers each in tens of ms)
 INTERRUPT_WRITES_S = 1.0  # how long an interrupted search waits for the shard files being written
-WRITE_BACKLOG = 256  # shard results waiting to be written before the loop waits for the writers
-
-
-class WriteFailed(BmnError):
-    pass
 
 
 @dataclass
@@ -134,8 +132,7 @@ class Coordinator:
         self.pool = ShardPool(self._new_actor, self._workers_wanted, in_flight=config.in_flight,
                               max_attempts=config.max_attempts, shard_timeout=config.shard_timeout,
                               fixed=bool(config.workers), gpu_batch=config.gpu_batch)
-        self.writes: collections.deque = collections.deque()  # (future, shard file, summary), in order
-        self.writer: futures.ThreadPoolExecutor | None = None
+        self.writer: ShardWriter | None = None
         self.totals = RunTotals()
         self.session_deals = 0
         self.new = 0
@@ -251,7 +248,7 @@ class Coordinator:
             # once, rather than in every worker at the same time (CPU and memory times the workers).
             self.plan.strategy.warm_up(self.plan.space)
         self.health = ClusterHealth()
-        self.writer = futures.ThreadPoolExecutor(WRITE_THREADS, thread_name_prefix="bmn-write")
+        self.writer = ShardWriter(self.store, self.totals)
         beat = _Heartbeat(self, t0)
         beat.start()
         lost: str | None = None
@@ -285,7 +282,7 @@ class Coordinator:
                         state = "time limit"
                     pending, exhausted = iter(()), True
                 exhausted = self.pool.dispatch(pending) or exhausted
-                self._drain_writes(block=len(self.writes) > WRITE_BACKLOG)
+                self._count_written()
                 if exhausted and not self.pool.busy():
                     break
                 timeout = 0.5 if deadline is None or overtime else max(0.0, min(0.5, deadline - time.time()))
@@ -308,7 +305,7 @@ class Coordinator:
         except KeyboardInterrupt:
             state = "interrupted"
         except OSError as error:
-            failure = _write_failure(self.store, PROGRESS_JSON, error, self.totals.done)
+            failure = write_failure(self.store, PROGRESS_JSON, error, self.totals.done)
         except BmnError as error:
             failure = error
         finally:
@@ -325,10 +322,10 @@ class Coordinator:
                 # seconds): the writes under way are given a moment; those not started are dropped
                 # (their shards are simply not done: the next session runs them).
                 until = time.monotonic() + INTERRUPT_WRITES_S if state == "interrupted" else None
-                self._drain_writes(block=True, wait_all=True, hooks=False, until=until)
+                self._count_written(wait_all=True, until=until, hooks=False)
             except BmnError as error:
                 failure = failure or error
-            self.writer.shutdown(wait=True, cancel_futures=True)
+            self.writer.close()
             self.progress.stop()
         if failure is not None:
             raise failure
@@ -353,42 +350,17 @@ class Coordinator:
                                   error=outcome.error)
         self.session_deals += summary.deals
         rows = outcome.table if outcome.done else GAMES_SCHEMA.empty_table()
-        self._write(shard_file_name(shard.id), shard_file_table(rows, [summary]), summary)
-
-    def _write(self, rel: str, table, summary: ShardSummary) -> None:
+        rel = shard_file_name(shard.id)
         self._read.pop(rel, None)  # a shard recomputed now: its file is read again at the end
-        self.writes.append((self.writer.submit(self.store.write_parquet, rel, table), rel, summary))
+        self.writer.write(rel, shard_file_table(rows, [summary]), summary)
 
-    def _drain_writes(self, block: bool = False, wait_all: bool = False, hooks: bool = True,
-                      until: float | None = None) -> None:
-        """Count the shards whose files are written (in the order they were collected). A write that
-        failed stops the search: nothing half-written is ever counted as done. With `until` (a
-        monotonic time), writes not done by then are given up."""
-        while self.writes:
-            future, rel, summary = self.writes[0]
-            if not future.done():
-                if not (block or wait_all):
-                    return
-                futures.wait([future], timeout=None if until is None else max(0.0, until - time.monotonic()))
-                if not future.done():
-                    for other, _, _ in self.writes:
-                        other.cancel()
-                    self.writes.clear()
-                    return
-                block = False
-            self.writes.popleft()
-            if future.cancelled():
-                continue  # a write given up after an earlier one failed: its shard is simply not done
-            error = future.exception()
-            if error is not None:
-                for other, _, _ in self.writes:
-                    other.cancel()
-                raise _write_failure(self.store, rel, error, self.totals.done)
+    def _count_written(self, wait_all: bool = False, until: float | None = None, hooks: bool = True) -> None:
+        """Take the shards whose files are written (ShardWriter.written: counted in the totals there)."""
+        for summary in self.writer.written(wait_all, until):
             if summary.done:
                 self.new += 1
-            self.totals.add(summary)
-            if hooks and self.on_shard_done is not None and summary.done:
-                self.on_shard_done(self)
+                if hooks and self.on_shard_done is not None:
+                    self.on_shard_done(self)
 
     def _write_progress(self, state: str, t0: float, tables: bool = True) -> None:
         """progress.json; `tables`: whether the summary tables (games.parquet, ...) are this state's."""
@@ -411,7 +383,7 @@ class Coordinator:
             try:
                 self._write_progress(state, t0, tables=False)
             except OSError as error:
-                raise _write_failure(self.store, "progress.json", error, self.totals.done) from None
+                raise write_failure(self.store, "progress.json", error, self.totals.done) from None
             return state
         try:
             contents = read_contents(self.store, self._read, self.owner)
@@ -429,7 +401,7 @@ class Coordinator:
             self._write_progress(state, t0)
             return state
         except OSError as error:
-            raise _write_failure(self.store, "the summary tables", error, self.totals.done) from None
+            raise write_failure(self.store, "the summary tables", error, self.totals.done) from None
 
     def report(self, state: str, t0: float) -> RunReport:
         first, last = self.pool.first_dispatch, self.pool.last_result
@@ -439,14 +411,6 @@ class Coordinator:
                          round(time.time() - t0, 2), len(t.cycle_ids), list(t.longest), self.new,
                          self.session_deals, round(work, 3), list(self.set_aside), self.plan.strategy.own_table,
                          list(self.missing))
-
-
-def _write_failure(store: RunStore, what: str, error: BaseException, done: int) -> WriteFailed:
-    if isinstance(error, BmnError):
-        return WriteFailed(str(error))
-    reason = getattr(error, "strerror", None) or str(error).strip().splitlines()[0] or type(error).__name__
-    return WriteFailed(f"cannot write {what} to {store.uri} ({reason}); the search stopped with {done:,} shards "
-                       f"written and kept: fix the cause, then `bmn resume {store.uri}` finishes the run")
 
 
 def run_search(config: SearchConfig, *, resume: bool = False, progress: ProgressView | None = None,
