@@ -150,7 +150,7 @@ def measure_writes(uri: str, shards: int) -> float:
     kernels), so the figure is the store's and the pool's, whatever the machine's cores are busy with."""
     import concurrent.futures as futures
 
-    from cluster.coordinator import WRITE_THREADS
+    from cluster.writer import WRITE_THREADS
     from cluster.storage import RunStore
     from cluster.summary import ShardSummary
     from cluster.tables import GAMES_SCHEMA, shard_file_name, shard_file_table

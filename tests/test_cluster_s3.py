@@ -137,7 +137,7 @@ def test_shard_files_go_to_a_slow_store_many_at_once_one_request_each(slow_store
     them at 8), each shard file is one PUT, and reading one back takes two requests."""
     import concurrent.futures as futures
 
-    from cluster.coordinator import WRITE_THREADS
+    from cluster.writer import WRITE_THREADS
     from cluster.summary import ShardSummary
     from cluster.tables import GAMES_SCHEMA, shard_file_name, shard_file_table
 
