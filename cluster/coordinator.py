@@ -64,6 +64,7 @@ from .tables import (FOREIGN_DIR, GAMES_SCHEMA, Ownership, build_tables, read_co
 from .totals import RunTotals
 from .worker import ShardWorker
 from .writer import ShardWriter, write_failure
+from .writer import ShardWriter, write_failure
 
 HEARTBEAT_S = 5.0
 HEALTH_S = 2.0  # how often the cluster's health is checked (a cheap call to the control store)
@@ -132,6 +133,8 @@ class Coordinator:
         self.pool = ShardPool(self._new_actor, self._workers_wanted, in_flight=config.in_flight,
                               max_attempts=config.max_attempts, shard_timeout=config.shard_timeout,
                               fixed=bool(config.workers), gpu_batch=config.gpu_batch)
+        # The pool as the loop last read it (progress.json, written by the heartbeat's thread, reads it too).
+        self.pool_report = self.pool.report()
         self.writer: ShardWriter | None = None
         self.totals = RunTotals()
         self.session_deals = 0
@@ -169,12 +172,12 @@ class Coordinator:
         from kernels.sweep.gpu import holds
         return holds(self.plan.space)
 
-    def _workers_wanted(self) -> dict[str, int]:
+    def _workers_wanted(self, gpu_failures: int) -> dict[str, int]:
         """How many actors of each kind the search wants now: one per GPU of the cluster (less those
         that failed) where the run uses GPUs; CPU actors: the configured number, or one per CPU of the
         cluster not driving a GPU (within max_workers); none with device "gpu"."""
         resources = ray.cluster_resources()
-        gpus = max(0, int(resources.get("GPU", 0)) - self.pool.gpu_failures) if self.uses_gpus() else 0
+        gpus = max(0, int(resources.get("GPU", 0)) - gpu_failures) if self.uses_gpus() else 0
         if self.config.device == "gpu":
             return {"gpu": gpus, "cpu": 0}
         if self.config.workers:
@@ -187,8 +190,8 @@ class Coordinator:
         one sentence."""
         if self.config.device != "gpu" or wanted > 0:
             return
-        if self.pool.gpu_failures:
-            raise BmnError(f"every GPU of the cluster failed ({self.pool.gpu_failures} of them; see above); run "
+        if self.pool_report.gpu_failures:
+            raise BmnError(f"every GPU of the cluster failed ({self.pool_report.gpu_failures} of them; see above); run "
                            f"with --device auto or cpu to go on with CPUs: `bmn resume {self.store.uri} --device auto`")
         raise BmnError("device = \"gpu\", but the Ray cluster has no GPUs; start it with GPU nodes (a GPU worker "
                        "type with min_workers >= 1), or use --device auto or cpu")
@@ -288,8 +291,7 @@ class Coordinator:
                 timeout = 0.5 if deadline is None or overtime else max(0.0, min(0.5, deadline - time.time()))
                 for outcome in self.pool.wait(timeout):
                     self._record(outcome)
-                while self.pool.notes:
-                    self.progress.say(f"bmn: {self.pool.notes.pop(0)}")
+                self._read_pool()
                 if time.time() - last_health >= HEALTH_S:
                     lost = self.health.problem()
                     last_health = time.time()
@@ -300,7 +302,7 @@ class Coordinator:
                 if beat.error is not None:
                     raise beat.error
                 self.progress.update(self.totals.done, self.session_deals, self.totals.longest_cards,
-                                     len(self.totals.cycle_ids), self.totals.failed, self.pool.first_dispatch,
+                                     len(self.totals.cycle_ids), self.totals.failed, self.pool_report.first_dispatch,
                                      note=self._waiting())
         except KeyboardInterrupt:
             state = "interrupted"
@@ -311,8 +313,7 @@ class Coordinator:
         finally:
             # (no waiting for actors still starting when the user interrupts or the cluster is gone)
             self.pool.close(grace_s=KILL_GRACE_S if state != "interrupted" and lost is None else 0.0)
-            while self.pool.notes:  # (what closing found: a GPU actor that failed to start)
-                self.progress.say(f"bmn: {self.pool.notes.pop(0)}")
+            self._read_pool()  # (and what closing found: a GPU actor that failed to start)
             if lost is None:
                 withdraw_capacity()
             self.health.close()
@@ -336,10 +337,16 @@ class Coordinator:
         state = self._finish(state, t0)
         return self.report(state, t0)
 
+    def _read_pool(self) -> None:
+        """What the pool reports: its notes said, the rest kept (pool_report)."""
+        self.pool_report = self.pool.report()
+        for note in self.pool_report.notes:
+            self.progress.say(f"bmn: {note}")
+
     def _waiting(self) -> str:
         if self.waiting_for_cpus:
             return "waiting for CPUs to join the cluster"
-        if self.pool.placing():
+        if self.pool_report.placing:
             return "waiting for the cluster to place the workers"
         return ""
 
@@ -368,10 +375,10 @@ class Coordinator:
         self.store.write_json(PROGRESS_JSON, {
             "state": state, "updated_at": time.time(), "elapsed_s": round(elapsed, 2),
             "shards_total": self.plan.count, "shards_done": self.totals.done, "shards_failed": self.totals.failed,
-            "shards_in_flight": self.pool.shards_in_flight(), "deals": self.totals.deals, "cards": self.totals.cards,
+            "shards_in_flight": self.pool_report.in_flight, "deals": self.totals.deals, "cards": self.totals.cards,
             "new_shards": self.new, "session_deals": self.session_deals, "longest": self.totals.longest_cards,
             "best": self.totals.best, "cycles": len(self.totals.cycle_ids),
-            "workers": self.pool.alive, "tables": tables,
+            "workers": self.pool_report.workers, "tables": tables,
         })
 
     def _finish(self, state: str, t0: float) -> str:
@@ -404,7 +411,7 @@ class Coordinator:
             raise write_failure(self.store, "the summary tables", error, self.totals.done) from None
 
     def report(self, state: str, t0: float) -> RunReport:
-        first, last = self.pool.first_dispatch, self.pool.last_result
+        first, last = self.pool_report.first_dispatch, self.pool_report.last_result
         work = (last - first) if first and last else 0.0
         t = self.totals
         return RunReport(self.store.uri, state, self.plan.count, t.done, t.failed, t.deals, t.cards,

@@ -4,9 +4,10 @@ what a long run on spot nodes needs).
 The run loop (coordinator.py) owns the plan, the writes and the totals; the pool owns the actors and
 the shards in flight on them. The loop hands shards over (`dispatch`) and takes back outcomes
 (`wait`): a shard done (its rows and figures) or given up (after `max_attempts` tries, with its
-last error). Everything in between is the pool's:
+last error); what else it needs of the pool it reads from one `PoolReport` (`report`). Everything
+in between is the pool's:
 
-- scaling: as many live actors of each kind as `wanted()` says now (CPU actors: the configured
+- scaling: as many live actors of each kind as `wanted` says now (CPU actors: the configured
   number, or one per CPU of the cluster; GPU actors: one per GPU, where the run uses GPUs); an
   actor lost is replaced at the next `scale()`.
 - batches: a GPU actor takes `gpu_batch` shards per call (the first of them to try again, the
@@ -17,8 +18,9 @@ last error). Everything in between is the pool's:
   its shards.
 - GPUs: a GPU actor that fails (it cannot start: no driver, no numba-cuda on its node; or a shard
   raises on it: out of memory, a driver error) is not replaced by another on that GPU: the pool
-  counts it (`gpu_failures`, which `wanted()` takes off the GPUs it asks for), says so in one
-  sentence (`notes`), and its shards go back untried, to CPU actors where the run has any.
+  counts it (`gpu_failures`, which it tells `wanted`, which takes them off the GPUs it asks for),
+  says so in one sentence (the report's `notes`), and its shards go back untried, to CPU actors
+  where the run has any.
 - starting: an actor takes shards once its warm-up has returned. One that fails to start (its
   constructor or its warm-up raises: bmn or a dependency missing on a node) counts toward "the
   workers cannot start", which stops the run when it keeps happening before any shard is done. One
@@ -42,7 +44,7 @@ from __future__ import annotations
 import collections
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NamedTuple
 
 import pyarrow as pa
 import ray
@@ -74,6 +76,18 @@ class Outcome:
         return self.figures is not None
 
 
+class PoolReport(NamedTuple):
+    """What the pool tells the run loop (`ShardPool.report`)."""
+
+    notes: tuple[str, ...]  # sentences for the user since the last report (a GPU worker failed)
+    workers: int  # live actors
+    in_flight: int  # shards in flight on them
+    placing: bool  # actors asked for and none started: the run waits for the cluster to place them
+    gpu_failures: int  # GPU actors that failed (never replaced on their GPU)
+    first_dispatch: float | None  # when the first shard was handed out, and the last one came back
+    last_result: float | None  # (wall-clock times, for the run's report)
+
+
 class PoolActor:
     def __init__(self, handle, warm_ref, kind: str = "cpu"):
         self.handle = handle
@@ -99,13 +113,14 @@ def _reason(error: BaseException) -> str:
 
 
 class ShardPool:
-    def __init__(self, new_actor: Callable[[], object], wanted: Callable[[], int], *, in_flight: int,
-                 max_attempts: int, shard_timeout: float = 0.0, fixed: bool = False, gpu_batch: int = 1,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(self, new_actor: Callable[[str], object], wanted: Callable[[int], int | dict[str, int]], *,
+                 in_flight: int, max_attempts: int, shard_timeout: float = 0.0, fixed: bool = False,
+                 gpu_batch: int = 1, clock: Callable[[], float] = time.monotonic):
         """`new_actor(kind)` makes an actor of a kind, "cpu" or "gpu" (a Ray actor handle with warm_up()
-        and run_batch(shards): one shard for a CPU actor); `wanted()` says how many the run wants now:
-        a number of CPU actors, or a count per kind; `fixed`: the number of CPU actors is the user's
-        (workers = N); `gpu_batch`: shards per call to a GPU actor."""
+        and run_batch(shards): one shard for a CPU actor); `wanted(gpu_failures)` says how many the run
+        wants now, told how many GPU actors have failed: a number of CPU actors, or a count per kind;
+        `fixed`: the number of CPU actors is the user's (workers = N); `gpu_batch`: shards per call to a
+        GPU actor."""
         self.new_actor = new_actor
         self.wanted = wanted
         self.per_actor = in_flight
@@ -129,7 +144,7 @@ class ShardPool:
         self._unplaced_since: float | None = None  # since when no actor has been ready
         self.unplaceable = False  # the cluster could not place a fixed number of workers
         self.gpu_failures = 0  # GPU actors that failed (never replaced on their GPU)
-        self.notes: list[str] = []  # sentences for the user (a GPU failed), taken by the run loop
+        self.notes: list[str] = []  # sentences for the user (a GPU failed), taken by the next report
 
     # -- actors -----------------------------------------------------------------------------------
     @property
@@ -140,8 +155,15 @@ class ShardPool:
     def ready(self) -> int:
         return sum(a.alive and a.ready for a in self.actors)
 
+    def report(self) -> PoolReport:
+        """The pool as it stands, with the notes made since the last report (taken: each is reported once)."""
+        notes, self.notes = tuple(self.notes), []
+        in_flight = sum(len(shards) for shards, _ in self.in_flight.values())
+        return PoolReport(notes, self.alive, in_flight, self.placing(), self.gpu_failures, self.first_dispatch,
+                          self.last_result)
+
     def wanted_by_kind(self) -> dict[str, int]:
-        wanted = self.wanted()
+        wanted = self.wanted(self.gpu_failures)
         return dict(wanted) if isinstance(wanted, dict) else {"cpu": wanted}
 
     def scale(self) -> int:
@@ -188,9 +210,6 @@ class ShardPool:
     def busy(self) -> bool:
         """Shards in flight, or waiting to be tried again."""
         return bool(self.in_flight or self.retry or self.retry_cpu)
-
-    def shards_in_flight(self) -> int:
-        return sum(len(shards) for shards, _ in self.in_flight.values())
 
     def dispatch(self, shards: Iterator[Shard]) -> bool:
         """Give ready actors shards (those to try again first; those a failed GPU gave back to CPU

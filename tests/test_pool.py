@@ -27,7 +27,7 @@ SEARCH = dict(strategy="random", deals=60_000, shard_size=10_000, min_cards=600,
 def make_pool(actor_class, config, wanted=2, **options) -> tuple[ShardPool, Plan]:
     plan = Plan(config)
     deck, split = config.deck, plan.space.split
-    pool = ShardPool(lambda kind: actor_class.remote(deck, split, config.strategy), lambda: wanted,
+    pool = ShardPool(lambda kind: actor_class.remote(deck, split, config.strategy), lambda failed: wanted,
                      in_flight=2, max_attempts=config.max_attempts, **options)
     return pool, plan
 
@@ -48,13 +48,14 @@ def run_pool(pool: ShardPool, plan: Plan, timeout: float = 120, shards=None) -> 
 
 
 def test_the_automatic_deadline_follows_the_slowest_shard():
-    pool = ShardPool(lambda kind: None, lambda: 0, in_flight=1, max_attempts=1)
+    pool = ShardPool(lambda kind: None, lambda failed: 0, in_flight=1, max_attempts=1)
     assert pool.deadline() == AUTO_FIRST_S  # nothing measured yet
     pool.slowest = 2.0
     assert pool.deadline() == AUTO_MIN_S
     pool.slowest = 100.0
     assert pool.deadline() == AUTO_FACTOR * 100.0
-    assert ShardPool(lambda kind: None, lambda: 0, in_flight=1, max_attempts=1, shard_timeout=7.5).deadline() == 7.5
+    timed = ShardPool(lambda kind: None, lambda failed: 0, in_flight=1, max_attempts=1, shard_timeout=7.5)
+    assert timed.deadline() == 7.5
 
 
 def test_the_pool_alone_plays_a_plan_like_the_kernels(ray_address, tmp_path):
@@ -81,7 +82,7 @@ def test_a_gpu_failing_mid_run_gives_its_shards_to_the_cpu_actors(ray_address, t
     gpu_gate, cpu_gate = Gate.remote(), Gate.remote()
     kinds = {"gpu": failing_gpu_runner(gpu_gate, fail_on=2), "cpu": gated_runner(cpu_gate)}
     pool = ShardPool(lambda kind: kinds[kind].remote(config.deck, plan.space.split, config.strategy),
-                     lambda: {"gpu": 1 - pool.gpu_failures, "cpu": 1}, in_flight=2, max_attempts=1)
+                     lambda failed: {"gpu": 1 - failed, "cpu": 1}, in_flight=2, max_attempts=1)
     try:
         pool.scale()
         gpu_gate.set.remote(True)  # the GPU actor starts first, so that it takes shards before the CPU's
@@ -94,8 +95,11 @@ def test_a_gpu_failing_mid_run_gives_its_shards_to_the_cpu_actors(ray_address, t
     assert all(o.attempts == 1 for o in outcomes.values())  # the GPU's failed try is not counted
     by = {k: o.figures.worker.endswith("/gpu") for k, o in outcomes.items()}
     assert sum(by.values()) == 1 and by[0]  # the GPU played its first shard only
-    assert pool.gpu_failures == 1 and sum(a.kind == "gpu" for a in pool.actors) == 1  # never replaced
-    assert len(pool.notes) == 1 and "failed (RuntimeError" in pool.notes[0] and "CPU workers" in pool.notes[0]
+    assert sum(a.kind == "gpu" for a in pool.actors) == 1  # never replaced
+    report = pool.report()
+    assert report.gpu_failures == 1 and report.workers == 0 and report.in_flight == 0  # (closed)
+    assert len(report.notes) == 1 and "failed (RuntimeError" in report.notes[0] and "CPU workers" in report.notes[0]
+    assert pool.report().notes == ()  # a note is reported once
     want = {s["shard"]: s["deals"] for s in direct_tables(config)["shards"].to_pylist()}
     assert {k: o.figures.deals for k, o in outcomes.items()} == want
 
@@ -108,7 +112,7 @@ def test_a_gpu_actor_failing_to_start_after_the_last_shard_is_said_when_the_pool
     gpu_gate, cpu_gate = Gate.remote(), Gate.remote()
     kinds = {"gpu": driverless_gpu_runner(gpu_gate), "cpu": gated_runner(cpu_gate)}
     pool = ShardPool(lambda kind: kinds[kind].remote(config.deck, plan.space.split, config.strategy),
-                     lambda: {"gpu": 1 - pool.gpu_failures, "cpu": 1}, in_flight=2, max_attempts=1)
+                     lambda failed: {"gpu": 1 - failed, "cpu": 1}, in_flight=2, max_attempts=1)
     try:
         cpu_gate.set.remote(True)
         outcomes = run_pool(pool, plan)
@@ -132,7 +136,7 @@ def test_a_gpu_actor_takes_batches_of_consecutive_shards(ray_address, tmp_path, 
     gpu_gate, cpu_gate = Gate.remote(), Gate.remote()
     kinds = {"gpu": failing_gpu_runner(gpu_gate, fail_on=fail_on or 10**9), "cpu": gated_runner(cpu_gate)}
     pool = ShardPool(lambda kind: kinds[kind].remote(config.deck, plan.space.split, config.strategy),
-                     lambda: {"gpu": 1 - pool.gpu_failures, "cpu": 1}, in_flight=2, max_attempts=1, gpu_batch=3)
+                     lambda failed: {"gpu": 1 - failed, "cpu": 1}, in_flight=2, max_attempts=1, gpu_batch=3)
     shards = (plan.shard(k) for k in range(plan.count))
     try:
         pool.scale()
@@ -140,7 +144,7 @@ def test_a_gpu_actor_takes_batches_of_consecutive_shards(ray_address, tmp_path, 
         assert wait_for(lambda: pool.wait(0.05) == [] and pool.ready == 1, timeout=60)
         pool.dispatch(shards)
         assert [[s.id for s in batch] for batch, _ in pool.in_flight.values()] == [[0, 1, 2], [3, 4, 5]]
-        assert pool.shards_in_flight() == 6
+        assert pool.report().in_flight == 6
         cpu_gate.set.remote(True)
         outcomes = run_pool(pool, plan, shards=shards)
     finally:
