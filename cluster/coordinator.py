@@ -39,7 +39,6 @@ object store that keeps failing) stops the search with a sentence; resume finish
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -47,7 +46,6 @@ from dataclasses import dataclass, field
 
 import ray
 
-from kernels.decks import parse_deck
 from kernels.errors import BmnError
 
 from .config import SearchConfig
@@ -62,7 +60,8 @@ from .summary import ShardSummary
 from .tables import (FOREIGN_DIR, GAMES_SCHEMA, Ownership, build_tables, read_contents, set_aside, shard_file_name,
                      shard_file_table, write_tables)
 from .totals import RunTotals
-from .worker import ShardWorker
+from .worker import Workers
+from .writer import ShardWriter, write_failure
 from .writer import ShardWriter, write_failure
 from .writer import ShardWriter, write_failure
 
@@ -130,7 +129,8 @@ class Coordinator:
         self.plan = Plan(config)
         self.owner = Ownership(self.plan, config.fingerprint())  # which shard files are this run's
         self.progress = progress or ProgressView(enabled=False)
-        self.pool = ShardPool(self._new_actor, self._workers_wanted, in_flight=config.in_flight,
+        self.workers = Workers(config, self.plan)
+        self.pool = ShardPool(self.workers.new_actor, self.workers.wanted, in_flight=config.in_flight,
                               max_attempts=config.max_attempts, shard_timeout=config.shard_timeout,
                               fixed=bool(config.workers), gpu_batch=config.gpu_batch)
         # The pool as the loop last read it (progress.json, written by the heartbeat's thread, reads it too).
@@ -148,65 +148,17 @@ class Coordinator:
         self.waiting_for_cpus = False
         self.missing: list[int] = []  # shards in neither a done nor a failed file at the end
 
-    # -- actors (the pool's; these say what kind and how many) ----------------------------------------
-    def _new_actor(self, kind: str = "cpu"):
-        space = self.plan.space
-        # The deck as the config writes it (the games table's deck column), unless the strategy's
-        # deal space is not the config's deck (the atlas: the family's first deck).
-        deck = self.config.deck if space.deck == parse_deck(self.config.deck) else space.deck.spec()
-        options: dict = {}
-        if kind == "gpu":
-            options["num_gpus"] = 1
-            # numba-cuda's simulator, where the driver runs under it (trying a GPU run without a GPU,
-            # on a Ray cluster that declares one): the GPU actors run under it too.
-            if os.environ.get("NUMBA_ENABLE_CUDASIM"):
-                options["runtime_env"] = {"env_vars": {"NUMBA_ENABLE_CUDASIM": os.environ["NUMBA_ENABLE_CUDASIM"]}}
-        return ShardWorker.options(**options).remote(
-            deck, space.split, self.config.strategy, kind)
-
-    def uses_gpus(self) -> bool:
-        """Whether this run gives GPUs actors: device "gpu", or "auto" for a strategy with GPU kernels
-        and deals the GPU engine holds."""
-        if self.config.device == "cpu" or not self.plan.strategy.gpu:
-            return False
-        from kernels.sweep.gpu import holds
-        return holds(self.plan.space)
-
-    def _workers_wanted(self, gpu_failures: int) -> dict[str, int]:
-        """How many actors of each kind the search wants now: one per GPU of the cluster (less those
-        that failed) where the run uses GPUs; CPU actors: the configured number, or one per CPU of the
-        cluster not driving a GPU (within max_workers); none with device "gpu"."""
-        resources = ray.cluster_resources()
-        gpus = max(0, int(resources.get("GPU", 0)) - gpu_failures) if self.uses_gpus() else 0
-        if self.config.device == "gpu":
-            return {"gpu": gpus, "cpu": 0}
-        if self.config.workers:
-            return {"gpu": gpus, "cpu": self.config.workers}
-        cpus = max(0, int(resources.get("CPU", 0)) - gpus)
-        return {"gpu": gpus, "cpu": min(cpus, self.config.max_workers) if self.config.max_workers else cpus}
-
-    def _check_gpus(self, wanted: int) -> None:
-        """device = "gpu" (where the pool wants GPU actors only) on a cluster without a GPU left to use:
-        one sentence."""
-        if self.config.device != "gpu" or wanted > 0:
-            return
-        if self.pool_report.gpu_failures:
-            raise BmnError(f"every GPU of the cluster failed ({self.pool_report.gpu_failures} of them; see above); run "
-                           f"with --device auto or cpu to go on with CPUs: `bmn resume {self.store.uri} --device auto`")
-        raise BmnError("device = \"gpu\", but the Ray cluster has no GPUs; start it with GPU nodes (a GPU worker "
-                       "type with min_workers >= 1), or use --device auto or cpu")
-
+    # -- the loop -------------------------------------------------------------------------------
     def _scale(self) -> None:
-        """Match the pool to the cluster; on an autoscaling cluster, ask for the CPUs the pending
-        shards could use."""
+        """Match the pool to the cluster (the workers the run wants: worker.py); on an autoscaling
+        cluster, ask for the CPUs the pending shards could use."""
         wanted = self.pool.scale()
-        self._check_gpus(wanted)
+        self.workers.check(wanted, self.pool_report.gpu_failures, self.store.uri)
         self.waiting_for_cpus = wanted == 0
         if not self.local and not self.config.workers:
             left = self.plan.count - self.totals.done - self.totals.failed
             request_capacity(min(left, self.config.max_workers) if self.config.max_workers else left)
 
-    # -- the loop -------------------------------------------------------------------------------
     def _load(self) -> set[int]:
         if self._finished is None:
             contents = read_contents(self.store, self._read, self.owner)

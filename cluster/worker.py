@@ -1,5 +1,6 @@
 """The Ray actor that runs shards: one per CPU (and one per GPU, holding a CPU to drive it, for the
-strategies with GPU kernels), created once, warmed up, fed shard after shard.
+strategies with GPU kernels), created once, warmed up, fed shard after shard; and which of them a
+run wants (`Workers`: the run's policy for CPUs and GPUs, which the pool asks).
 
 Only the shard's small description travels to the actor (its `Shard`: id and parameters, and the
 input deals for strategies that take a deals file); the deals are generated in the actor, the
@@ -18,8 +19,11 @@ import ray
 
 from kernels.dealspace import DealSpace
 from kernels.decks import parse_deck
+from kernels.errors import BmnError
 from kernels.strategies import Shard, ShardResult, get, run_shard as run_strategy_shard
 
+from .config import SearchConfig
+from .plan import Plan
 from .summary import ShardFigures
 from .tables import games_table
 
@@ -87,3 +91,60 @@ class ShardRunner:
 
 ShardWorker = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(ShardRunner)
 # A GPU actor is the same class holding one GPU and the CPU that drives it (ShardWorker.options(num_gpus=1)).
+
+
+class Workers:
+    """The workers a run asks its pool for (pool.py: `ShardPool(workers.new_actor, workers.wanted)`): an
+    actor of either kind for the run's deck, split and strategy, and how many of each kind it wants of
+    the cluster now. GPUs (`device`): "auto" gives every GPU of the cluster an actor (which holds one
+    CPU to drive it) and the other CPUs CPU actors; "gpu" only GPU actors; "cpu" no GPU actor."""
+
+    def __init__(self, config: SearchConfig, plan: Plan):
+        self.config = config
+        self.plan = plan
+
+    def new_actor(self, kind: str = "cpu"):
+        space = self.plan.space
+        # The deck as the config writes it (the games table's deck column), unless the strategy's
+        # deal space is not the config's deck (the atlas: the family's first deck).
+        deck = self.config.deck if space.deck == parse_deck(self.config.deck) else space.deck.spec()
+        options: dict = {}
+        if kind == "gpu":
+            options["num_gpus"] = 1
+            # numba-cuda's simulator, where the driver runs under it (trying a GPU run without a GPU,
+            # on a Ray cluster that declares one): the GPU actors run under it too.
+            if os.environ.get("NUMBA_ENABLE_CUDASIM"):
+                options["runtime_env"] = {"env_vars": {"NUMBA_ENABLE_CUDASIM": os.environ["NUMBA_ENABLE_CUDASIM"]}}
+        return ShardWorker.options(**options).remote(deck, space.split, self.config.strategy, kind)
+
+    def uses_gpus(self) -> bool:
+        """Whether this run gives GPUs actors: device "gpu", or "auto" for a strategy with GPU kernels
+        and deals the GPU engine holds."""
+        if self.config.device == "cpu" or not self.plan.strategy.gpu:
+            return False
+        from kernels.sweep.gpu import holds
+        return holds(self.plan.space)
+
+    def wanted(self, gpu_failures: int) -> dict[str, int]:
+        """How many actors of each kind the search wants now: one per GPU of the cluster (less those
+        that failed) where the run uses GPUs; CPU actors: the configured number, or one per CPU of the
+        cluster not driving a GPU (within max_workers); none with device "gpu"."""
+        resources = ray.cluster_resources()
+        gpus = max(0, int(resources.get("GPU", 0)) - gpu_failures) if self.uses_gpus() else 0
+        if self.config.device == "gpu":
+            return {"gpu": gpus, "cpu": 0}
+        if self.config.workers:
+            return {"gpu": gpus, "cpu": self.config.workers}
+        cpus = max(0, int(resources.get("CPU", 0)) - gpus)
+        return {"gpu": gpus, "cpu": min(cpus, self.config.max_workers) if self.config.max_workers else cpus}
+
+    def check(self, wanted: int, gpu_failures: int, uri: str) -> None:
+        """device = "gpu" (where the pool wants GPU actors only) on a cluster without a GPU left to use:
+        one sentence (`uri`: the run's, for the command that resumes it)."""
+        if self.config.device != "gpu" or wanted > 0:
+            return
+        if gpu_failures:
+            raise BmnError(f"every GPU of the cluster failed ({gpu_failures} of them; see above); run with "
+                           f"--device auto or cpu to go on with CPUs: `bmn resume {uri} --device auto`")
+        raise BmnError("device = \"gpu\", but the Ray cluster has no GPUs; start it with GPU nodes (a GPU worker "
+                       "type with min_workers >= 1), or use --device auto or cpu")

@@ -317,8 +317,8 @@ def test_a_job_on_another_machine_is_refused_while_the_first_compiles(reference_
     import socket
     import threading
 
-    import cluster.coordinator
     import cluster.lease
+    import cluster.worker
 
     from cluster_helpers import Gate, gated_runner
 
@@ -328,7 +328,7 @@ def test_a_job_on_another_machine_is_refused_while_the_first_compiles(reference_
     monkeypatch.setattr(cluster.lease.socket, "gethostname",
                         lambda: "another-machine" if getattr(elsewhere, "on", False) else here)
     gate = Gate.remote()  # shut: the first job's workers stay in their warm-up (compiling)
-    monkeypatch.setattr(cluster.coordinator, "ShardWorker", gated_runner(gate))
+    monkeypatch.setattr(cluster.worker, "ShardWorker", gated_runner(gate))
     out = tmp_path / "run"
     result = {}
     first = threading.Thread(target=lambda: result.update(report=run_search(make_config(out, workers=2, **RANDOM))))

@@ -10,8 +10,8 @@ import time
 import pytest
 import ray
 
-import cluster.coordinator
 import cluster.pool
+import cluster.worker
 from cluster.coordinator import run_search
 from cluster.plan import Plan
 from cluster.pool import AUTO_FACTOR, AUTO_FIRST_S, AUTO_MIN_S, ShardPool
@@ -239,7 +239,7 @@ def test_stuck_shards_are_reissued_and_their_actors_replaced(ray_address, tmp_pa
 
     markers = tmp_path / "markers"
     markers.mkdir()
-    monkeypatch.setattr(cluster.coordinator, "ShardWorker", stalling_worker(str(markers)))
+    monkeypatch.setattr(cluster.worker, "ShardWorker", stalling_worker(str(markers)))
     config = make_config(tmp_path / "run", workers=2, shard_timeout=3, max_attempts=2, **SEARCH)
     pools = []
     report = run_search(config, on_shard_done=lambda coordinator: pools.append(coordinator.pool))
