@@ -62,8 +62,6 @@ from .tables import (FOREIGN_DIR, GAMES_SCHEMA, Ownership, build_tables, read_co
 from .totals import RunTotals
 from .worker import Workers
 from .writer import ShardWriter, write_failure
-from .writer import ShardWriter, write_failure
-from .writer import ShardWriter, write_failure
 
 HEARTBEAT_S = 5.0
 HEALTH_S = 2.0  # how often the cluster's health is checked (a cheap call to the control store)
