@@ -50,9 +50,9 @@ def main(argv: list[str] | None = None) -> None:
         spec, _, players = text.partition("@")
         space = DealSpace.of(parse_deck(spec), None, int(players or 2))
         middle = space.count // 2
-        run_atlas(space.deck.spec(), space.split, 0, min(space.count, 100), True, False, 1, min_cards=2**62)  # compile
+        run_atlas(space.deck.spec(), space.split, 0, min(space.count, 100), True, False, min_cards=2**62)  # compile
         deals, elapsed, cards = timed(lambda n: run_atlas(space.deck.spec(), space.split, middle,
-                                                          min(space.count, middle + n), True, False, 1,
+                                                          min(space.count, middle + n), True, False,
                                                           min_cards=2**62), seconds)
         row(text, deals, elapsed, cards)
     standard = DealSpace.of(parse_deck("standard"))

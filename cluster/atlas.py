@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 
 from kernels.decks import parse_deck
 from kernels.strategies import REGISTRY
+from kernels.strategies.atlas import AtlasShard
 
 from .summary import ShardSummary
 
@@ -67,22 +68,22 @@ def atlas_table(summaries: dict[int, ShardSummary], games: pa.Table) -> pa.Table
     for shard, s in sorted(summaries.items()):
         if not s.done or getattr(REGISTRY.get(s.strategy), "own_table", None) != ATLAS:
             continue
-        params = json.loads(s.params)
-        row = decks.get(params["deck"])
+        shard = AtlasShard.of(json.loads(s.params))
+        row = decks.get(shard.deck)
         if row is None:
-            deck = parse_deck(params["deck"])
-            row = decks[params["deck"]] = {
-                "deck": params["deck"], "cards": deck.total, "plain": deck.counts[0],
+            deck = parse_deck(shard.deck)
+            row = decks[shard.deck] = {
+                "deck": shard.deck, "cards": deck.total, "plain": deck.counts[0],
                 "penalty_cards": deck.penalty_cards, "density": round(deck.penalty_cards / deck.total, 6),
-                "players": len(params["split"]), "split": None, "deals": 0, "infinite": 0,
-                "longest": None, "states": 0, "census": bool(params["basins"]), "census_cycles": set(),
-                "cpu_s": 0.0, "deal_s": 0.0, "shards": 0, "planned": params["deck_shards"]}
+                "players": len(shard.split), "split": None, "deals": 0, "infinite": 0,
+                "longest": None, "states": 0, "census": shard.basins, "census_cycles": set(),
+                "cpu_s": 0.0, "deal_s": 0.0, "shards": 0, "planned": shard.deck_shards}
         row["shards"] += 1
         row["cpu_s"] += s.elapsed_s
         row["states"] += s.deals
         row["census_cycles"].update(r.cycle_id for r in s.cycle_rows or ())
-        if params["balanced"]:
-            row["split"] = "/".join(map(str, params["split"]))
+        if shard.balanced:
+            row["split"] = "/".join(map(str, shard.split))
             row["deals"] += s.deals
             row["infinite"] += s.cycles
             row["deal_s"] += s.elapsed_s

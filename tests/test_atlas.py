@@ -25,8 +25,8 @@ from kernels.decks import parse_deck
 from kernels.engines.reference import play_reference
 from kernels.errors import BmnError
 from kernels.notation import parse_deal
-from kernels.strategies import run_exhaustive
-from kernels.strategies.atlas import family, run_atlas
+from kernels.strategies import get, run_exhaustive
+from kernels.strategies.atlas import AtlasShard, family, run_atlas
 from kernels.strategies.census import census_counts, run_census
 
 from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of
@@ -97,6 +97,14 @@ def test_census_where_asked_and_small_enough():
     assert {s["deck_shards"] for s in shards if s["deck"] == "0:8,1:2,2:2,3:2"} == {3}
     assert [(s["lo"], s["hi"]) for s in shards if s["deck"] == "0:8,1:2,2:2,3:2"] == [
         (0, 100_000), (100_000, 200_000), (200_000, 270_270)]
+    # A shard's parameters are an AtlasShard's fields; the plan's place (deck_shards) is kept in the shard
+    # for the table, and never reaches the kernels' wrapper.
+    typed = [AtlasShard.of(p) for p in shards]
+    assert [t.params() for t in typed] == shards and typed[-1].split == (7, 7) and typed[-1].deck_shards == 3
+    atlas_strategy = get("atlas")
+    assert "deck_shards" not in atlas_strategy.bind(shards[0]) and atlas_strategy.describes == {"deck_shards"}
+    with pytest.raises(BmnError, match="shard parameters do not fit run_atlas"):
+        atlas_strategy.bind({**shards[0], "depth": 3})
 
 
 @pytest.mark.parametrize("values, message", [
@@ -121,18 +129,18 @@ def test_what_is_refused_is_said_in_one_sentence(values, message):
 
 def test_a_shard_is_the_census_shard_or_the_sweep_of_its_deck():
     deck = "0:6,1:2,2:2,3:2"
-    censused = run_atlas(deck, (6, 6), 0, 83_160, True, True, 1, min_cards=2**62)
+    censused = run_atlas(deck, (6, 6), 0, 83_160, True, True, min_cards=2**62)
     census = run_census(deck, (6, 6), 0, 83_160, True)
     assert (censused.deals, censused.cycles, censused.cycle_rows) == (census.deals, census.cycles, census.cycle_rows)
     deck = "0:8,1:2,2:2,3:2"
-    plain = run_atlas(deck, (7, 7), 0, 270_270, True, False, 1, min_cards=150)
+    plain = run_atlas(deck, (7, 7), 0, 270_270, True, False, min_cards=150)
     swept = run_exhaustive(DealSpace.of(parse_deck(deck)), 0, 270_270, min_cards=150)
     assert (plain.deals, plain.cycles, list(plain.wins), plain.max_cards) == \
            (swept.deals, swept.cycles, list(swept.wins), swept.max_cards)
     assert (plain.histogram == swept.histogram).all()
     assert [(c.hands, c.index) for c in plain.candidates] == [(c.hands, c.index) for c in swept.candidates]
     assert plain.cycle_rows and all(r.basin is None for r in plain.cycle_rows)  # no basin without a census
-    other = run_atlas(deck, (3, 11), 0, 270_270, False, True, 1, min_cards=150)
+    other = run_atlas(deck, (3, 11), 0, 270_270, False, True, min_cards=150)
     assert other.candidates == [] and other.longest is None and other.deals == 270_270  # states, not deals
 
 
@@ -172,7 +180,7 @@ def test_each_row_against_the_kernels_and_every_infinite_deal_on_the_reference(t
 
 def test_the_20_card_camicia_deck_has_16_infinite_deals_of_3488400():
     """The published exhaustive figure for 14 plain cards and two each of 1 2 3, every deal replayed."""
-    result = run_atlas("0:14,1:2,2:2,3:2", (10, 10), 0, 3_488_400, True, False, 1, min_cards=2**62)
+    result = run_atlas("0:14,1:2,2:2,3:2", (10, 10), 0, 3_488_400, True, False, min_cards=2**62)
     assert (result.deals, result.cycles) == (3_488_400, 16)
     cycles = {c.result.cycle_id for c in result.candidates}
     for c in result.candidates:

@@ -23,6 +23,7 @@ its largest deck.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 from functools import lru_cache
 
 from ..dealspace import DealSpace, _multinomial
@@ -146,11 +147,32 @@ def layout(config, params: dict) -> list[tuple[AtlasDeck, tuple[int, ...], int]]
             for deck in family(config, params) for split in deck.splits(config.players)]
 
 
-def run_atlas(deck: str, split, lo: int, hi: int, balanced: bool, basins: bool, deck_shards: int, *,
-              min_cards: int, min_tricks: int = 0) -> ShardResult:
-    """Deals [lo, hi) of one split of one deck of the family (`deck_shards`: the deck's shards in
-    the plan, which the table reads to say whether the deck is complete)."""
-    del deck_shards  # part of what the shard is (and of its summary), not of what it computes
+class AtlasShard(NamedTuple):
+    """What an atlas shard is: deals [lo, hi) of one split of one deck of the family, and where it
+    stands in the plan. Its fields are the shard's parameters (`params`, JSON in its summary); the
+    atlas table reads them back with `of`."""
+
+    deck: str  # the deck's spec
+    split: tuple[int, ...]
+    lo: int
+    hi: int
+    balanced: bool  # the deck's own split (its deals are the deck's row); else a census split
+    basins: bool  # censused: cycles reported with their basins
+    deck_shards: int  # the deck's shards in the plan (every split's): its row is complete with all of them
+    min_cards: int
+    min_tricks: int
+
+    def params(self) -> dict:
+        return {**self._asdict(), "split": list(self.split)}
+
+    @classmethod
+    def of(cls, params: dict) -> "AtlasShard":
+        return cls(**{**params, "split": tuple(params["split"])})
+
+
+def run_atlas(deck: str, split, lo: int, hi: int, balanced: bool, basins: bool, *, min_cards: int,
+              min_tricks: int = 0) -> ShardResult:
+    """Deals [lo, hi) of one split of one deck of the family."""
     return play_states(deck, split, lo, hi, balanced, min_cards=min_cards, min_tricks=min_tricks, basins=basins)
 
 
@@ -213,19 +235,19 @@ class Atlas(Strategy):
                 lo = j * config.shard_size
                 # Every split of a deck holds its `deals` orders, so each is cut into as many shards.
                 per_deck = shards * len(deck.splits(config.players))
-                return Shard(k, self.name, {"deck": deck.spec, "split": list(split), "lo": lo,
-                                            "hi": min(deck.deals, lo + config.shard_size),
-                                            "balanced": split == deck.split, "basins": deck.census,
-                                            "deck_shards": per_deck, **bounds(config)})
+                return Shard(k, self.name, AtlasShard(
+                    deck.spec, split, lo, min(deck.deals, lo + config.shard_size), split == deck.split,
+                    deck.census, per_deck, **bounds(config)).params())
             j -= shards
         raise IndexError(k)
 
+    describes = frozenset({"deck_shards"})
     wrapper = staticmethod(run_atlas)
 
     def warm_up(self, space):
-        run_atlas("0:2,1:1,2:1", (2, 2), 0, 12, True, True, 1, min_cards=0)
+        run_atlas("0:2,1:1,2:1", (2, 2), 0, 12, True, True, min_cards=0)
 
 
 STRATEGY = Atlas()
 
-__all__ = ["Atlas", "AtlasDeck", "STRATEGY", "family", "layout", "parse_plain", "run_atlas"]
+__all__ = ["Atlas", "AtlasDeck", "AtlasShard", "STRATEGY", "family", "layout", "parse_plain", "run_atlas"]

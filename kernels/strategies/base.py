@@ -126,6 +126,9 @@ class Strategy:
     needs_deal: bool = False  # reads `deal`
     own_table: str | None = None  # a summary table of its own (its name, and the bmn command that prints it)
     gpu: bool = False  # its wrapper takes device="gpu" (kernels/sweep/gpu.py)
+    # Shard parameters that say where a shard stands in the plan, for the strategy's own table, and
+    # that its wrapper does not compute with: kept in the shard (and its summary), never bound.
+    describes: frozenset[str] = frozenset()
     wrapper: Callable[..., ShardResult]  # run_<name> (set it with staticmethod)
 
     def identity(self, params: dict) -> dict:
@@ -166,12 +169,14 @@ class Strategy:
         raise NotImplementedError
 
     def bind(self, params: dict) -> dict:
-        """A shard's parameters bound to the wrapper's signature, or a BmnError naming the strategy
-        and the parameter that does not fit (one it does not take, or one it needs and lacks)."""
+        """A shard's parameters (less those it `describes`) bound to the wrapper's signature, or a
+        BmnError naming the strategy and the parameter that does not fit (one it does not take, or one
+        it needs and lacks)."""
         signature = inspect.signature(self.wrapper)
         own = [p for name, p in signature.parameters.items() if name not in SUPPLIED]
+        computed = {k: v for k, v in params.items() if k not in self.describes}
         try:
-            return signature.replace(parameters=own).bind(**params).arguments
+            return signature.replace(parameters=own).bind(**computed).arguments
         except TypeError as error:
             raise BmnError(f"the {self.name} strategy's shard parameters do not fit {self.wrapper.__name__}: "
                            f"{error}") from None
