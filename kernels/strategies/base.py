@@ -11,6 +11,8 @@ public wrapper, and one `Strategy` object that says:
     wrapper       its public wrapper `run_<name>`, which a shard's parameters are bound to: its
                   arguments `space` and `deals` are the shard's deal space and input deals, the
                   others are the shard's parameters by name
+    describes     shard parameters that say where the shard stands in the plan (for the strategy's own
+                  table) and that its wrapper does not take
     run           what a worker does with one shard: returns a ShardResult (by default the wrapper
                   called with the bound parameters, and `device` where the strategy has GPU kernels)
     gpu           whether its shards can run on a GPU (its wrapper takes `device="gpu"` and gives the
