@@ -179,7 +179,6 @@ def test_top_level_and_strategy_keys_are_checked_by_one_coerce():
 
 
 def test_a_config_is_frozen_and_changes_only_into_a_new_checked_value():
-    import dataclasses
 
     from cluster.config import with_execution
 
@@ -208,34 +207,6 @@ def test_run_json_round_trips_and_a_damaged_one_is_refused():
     for damage in ({"seed": "seven"}, {"climb": {"pool": -1}}, {"strategy": 4}):
         with pytest.raises(BmnError, match="run.json: "):
             from_json({**config.to_json(), **damage})
-
-
-def test_a_resume_parses_and_checks_the_runs_config_once(tmp_path, monkeypatch):
-    import cluster.config
-    import cluster.runmeta
-    from cluster.config import with_execution
-    from cluster.runmeta import open_run, read_run_config
-    from cluster.storage import RunStore
-
-    path = tmp_path / "deals.txt"
-    path.write_text("J-/--\nQ-/--\n")
-    run, store = str(tmp_path / "run"), RunStore(str(tmp_path / "run"))
-    created = open_run(resolve(build_config({"strategy": "deals", "deals_file": str(path), "out": run})), store, False)
-    calls = []
-    for module, name in ((cluster.runmeta, "from_json"), (cluster.config, "check")):
-        real = getattr(module, name)
-        monkeypatch.setattr(module, name, lambda *a, real=real, name=name: calls.append(name) or real(*a))
-    # What `bmn resume RUN --workers 3` does: read the run's config, change an execution key, open the run.
-    config = with_execution(read_run_config(run), {"workers": 3}, "bmn resume")
-    opened = open_run(config, store, resume=True)
-    assert calls == ["from_json", "check"]
-    assert opened.workers == 3 and opened.input_deals == created.input_deals == ["J-/--", "Q-/--"]
-    # Given another config (the same search built anew, or none: a default one), a resume takes the
-    # run's search, parsed from run.json, with the given config's execution keys.
-    for given in (resolve(build_config({"strategy": "deals", "deals_file": str(path), "out": run, "workers": 5})),
-                  build_config({"out": run, "workers": 5})):
-        again = open_run(given, store, resume=True)
-        assert again == dataclasses.replace(opened, workers=5) and again.input_deals == created.input_deals
 
 
 @pytest.mark.parametrize("flags,message", [

@@ -62,7 +62,6 @@ TESTED_ELSEWHERE = {
     # the cluster: searches on a local Ray, what they write, how they resume
     "cluster.coordinator": ["test_cluster.py", "test_cluster_elastic.py", "test_cluster_multinode.py",
                             "test_cluster_s3.py", "test_faults.py", "test_cluster_gpu.py"],
-    "cluster.runmeta": ["test_cluster.py", "test_faults.py", "test_results_version.py"],
     "cluster.status": ["test_cluster.py", "test_faults.py", "test_query.py"],
     "cluster.compact": ["test_query.py"],
     # the kernels' package: RESULTS_VERSION and the Numba cache folder
