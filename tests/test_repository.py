@@ -126,6 +126,56 @@ def test_the_map_of_exceptions_is_current():
     assert not missing, missing
 
 
+def imports() -> dict[str, set[str]]:
+    """Every module of cluster/ and kernels/ -> the modules of theirs it imports (at its top or in a
+    function: a circle through a function-level import is a circle all the same)."""
+    import ast
+
+    found = modules()
+    graph: dict[str, set[str]] = {}
+    for name in found:
+        path = ROOT / Path(*name.split("."))
+        is_package = path.is_dir()
+        source = (path / "__init__.py" if is_package else path.with_suffix(".py")).read_text()
+        package = name.split(".") if is_package else name.split(".")[:-1]
+        graph[name] = set()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = ".".join(package[:len(package) - node.level + 1] + [node.module or ""]).strip(".") \
+                    if node.level else node.module
+                targets = [base] + [f"{base}.{a.name}" for a in node.names]
+            else:
+                continue
+            for target in targets:
+                while target and target not in found:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    graph[name].add(target)
+    return graph
+
+
+def test_the_import_graph_has_no_circle_and_cluster_modules_stay_short():
+    graph = imports()
+    assert graph["cluster.coordinator"] >= {"cluster.pool", "cluster.writer", "cluster.lease"}  # (the graph is read)
+    circles = []
+    for start in graph:  # a depth-first walk from every module back to itself
+        stack = [(start, [start])]
+        seen = set()
+        while stack:
+            name, path = stack.pop()
+            for target in graph[name]:
+                if target == start:
+                    circles.append(path + [start])
+                elif target not in seen:
+                    seen.add(target)
+                    stack.append((target, path + [target]))
+    assert not circles, f"import circles: {circles[:3]}"
+    long = {p.name: n for p in (ROOT / "cluster").rglob("*.py") if (n := len(p.read_text().splitlines())) > 420}
+    assert not long, f"cluster modules over about 400 lines: {long}"
+
+
 def test_importing_ray_builds_no_grammar_parsers():
     """Every driver and Ray worker imports Ray, which imports jsonschema; jsonschema 4.24 and later then
     import rfc3987-syntax where it is installed (JupyterLab's dependencies bring it), which builds 39
