@@ -12,14 +12,16 @@ ancestors are the trees hanging off its states (each cycle state has exactly one
 the cycle, which the search is told to skip). So the search needs no visited set: it walks the
 trees depth first from an explicit stack, within a budget of states.
 
-A state is stored as one row of `total` cards (hand 1, then hand 2) plus the size of hand 1 and
-the leader (0 or 1).
+The kernels take states as `States`, a NamedTuple of arrays (Numba takes it as one argument):
+state i is rows[i], its `total` cards (hand 1, then hand 2), n0[i] cards in hand 1 and leader[i]
+(0 or 1). The search writes what it finds into a NamedTuple of arrays too (`Found`).
 
 The wrappers:
 
 - ancestors(deal): for a cycle, every balanced deal whose game enters the same cycle (backward
   play from all states of the cycle); for a finite game, the balanced ancestors of its start.
-- climb_from_states(states, cards): from each of a game's first trick-boundary states, the
+- closure(state): every state whose game enters the cycle of a state's game.
+- climb_from_states(path, cards): from each of a game's first trick-boundary states, the
   balanced ancestors off the game's own path whose games are longer than the game: the one climb
   that `extend` and the `climb` and `longest` strategies make.
 - extend(deal): the climb from every trick-boundary state of a finite game, its deals replayed.
@@ -31,23 +33,86 @@ cycle_id) or pass through the claimed state (cards add up); a mismatch is a bug 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
 from ._jit import kernel
 from .cyclestate import cycle_state, walk
-from .engines import new_workspace
+from .engines import Workspace, new_workspace
 from .engines.percard import load, play_trick
 from .errors import BmnError
 from .game import GameResult
 from .notation import check_deal, format_deal, parse_deal
 from .play import as_sequence, play_batch
 
+NOBODY = -1  # the leader of no state: a skip led by NOBODY matches no predecessor
+
+
+class States(NamedTuple):
+    """Two-player trick-boundary states, state i at index i of every array."""
+
+    rows: np.ndarray  # uint8 (count, total): hand 1's cards, then hand 2's, each from its top
+    n0: np.ndarray  # int64 (count,): cards in hand 1
+    leader: np.ndarray  # int64 (count,): who leads, 0 or 1 (NOBODY: no state)
+
+    @classmethod
+    def of(cls, states: Sequence[tuple]) -> "States":
+        """From (leader, (hand 1, hand 2)) pairs, as kernels/cyclestate.py lists states."""
+        return cls(np.array([list(h[0]) + list(h[1]) for _, h in states], dtype=np.uint8),
+                   np.array([len(h[0]) for _, h in states], dtype=np.int64),
+                   np.array([leader for leader, _ in states], dtype=np.int64))
+
+    def previous(self, cyclic: bool) -> "States":
+        """State i - 1 at every i: each state's predecessor when these are the consecutive states of
+        a cycle (`cyclic`: the last precedes the first) or of a game (the first has none: NOBODY)."""
+        leader = np.roll(self.leader, 1)
+        if not cyclic:
+            leader[:1] = NOBODY
+        return States(np.roll(self.rows, 1, axis=0), np.roll(self.n0, 1), leader)
+
+
+class Found(NamedTuple):
+    """The balanced ancestors a search found, ancestor i at index i of every array."""
+
+    rows: np.ndarray  # uint8 (count, total): the deal, hand 1 then hand 2 (hand 1 leads)
+    tricks: np.ndarray  # int64 (count,): tricks un-played from its root
+    cards: np.ndarray  # int64 (count,): cards un-played from its root
+    root: np.ndarray  # int64 (count,): the index of its root
+
+    @classmethod
+    def room(cls, total: int, capacity: int) -> "Found":
+        return cls(np.zeros((capacity, total), dtype=np.uint8), np.zeros(capacity, dtype=np.int64),
+                   np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.int64))
+
+
+class Closest(NamedTuple):
+    """The first state a search visited with the most nearly equal hands."""
+
+    row: np.ndarray  # uint8 (total,): hand 1, then hand 2
+    n0: int  # cards in hand 1
+    leader: int  # 0 or 1
+    gap: int  # |n0 - n1| (total + 1: no state visited)
+
+
+class Searched(NamedTuple):
+    """What one search returns."""
+
+    count: int  # balanced ancestors written
+    visited: int  # ancestor states visited
+    truncated: bool  # a budget, or the room for balanced ancestors, stopped the search: there may be more
+    closest: Closest
+
+
+def _take(arrays: NamedTuple, index) -> NamedTuple:
+    """The same entries (an index array or a slice) of every array of a NamedTuple of arrays."""
+    return type(arrays)(*(a[index] for a in arrays))
+
 
 @kernel
-def predecessors(row, n0, leader, pile_owner, out_rows, out_n0, out_leader, out_cards):
-    """All predecessors of the state (row, n0, leader); returns how many were written."""
+def predecessors(row, n0, leader, pile_owner, out, out_cards):
+    """All predecessors of the state (row, n0, leader), written into States `out`, with the cards
+    of the trick each one un-plays into out_cards; returns how many were written."""
     total = row.shape[0]
     lead_start = 0 if leader == 0 else n0
     n_lead = n0 if leader == 0 else total - n0
@@ -88,12 +153,10 @@ def predecessors(row, n0, leader, pile_owner, out_rows, out_n0, out_leader, out_
             new_other_size = other_played + n_other
             if new_lead_size == 0 or new_other_size == 0:
                 continue  # one player would hold every card: that game was already over
-            dst = out_rows[found]
+            dst = out.rows[found]
             # Physical hand 1 first. Each player's trick cards go back on top, in played order.
-            lead_pos = 0 if leader == 0 else new_other_size
-            other_pos = new_lead_size if leader == 0 else 0
-            a = lead_pos
-            b = other_pos
+            a = 0 if leader == 0 else new_other_size
+            b = new_lead_size if leader == 0 else 0
             for i in range(k):
                 if pile_owner[i] == leader:
                     dst[a] = row[first + i]
@@ -107,67 +170,64 @@ def predecessors(row, n0, leader, pile_owner, out_rows, out_n0, out_leader, out_
             for i in range(n_other):
                 dst[b] = row[other_start + i]
                 b += 1
-            out_n0[found] = new_lead_size if leader == 0 else new_other_size
-            out_leader[found] = starter
+            out.n0[found] = new_lead_size if leader == 0 else new_other_size
+            out.leader[found] = starter
             out_cards[found] = k
             found += 1
     return found
 
 
-@kernel
-def _same(row_a, n0_a, lead_a, row_b, n0_b, lead_b):
-    if n0_a != n0_b or lead_a != lead_b:
+@kernel(inline="always")
+def _same(a, i, b, j):
+    """Whether state i of States `a` is state j of States `b`."""
+    if a.n0[i] != b.n0[j] or a.leader[i] != b.leader[j]:
         return False
-    for i in range(row_a.shape[0]):
-        if row_a[i] != row_b[i]:
+    for c in range(a.rows.shape[1]):
+        if a.rows[i, c] != b.rows[j, c]:
             return False
     return True
 
 
 @kernel
-def search_ancestors(roots, root_n0, root_leader, skip, skip_n0, skip_leader, has_skip, max_states,
-                     per_root, out_rows, out_tricks, out_cards, out_root, closest_row, closest):
-    """Walk the ancestor trees of every root; collect the balanced ancestors.
+def search_ancestors(roots, skips, max_states, per_root, out):
+    """Walk the ancestor trees of every root (States); write the balanced ancestors into `out` (Found).
 
-    For root r, a predecessor equal to skip[r] is not followed (has_skip[r] == 1): that is the
-    root's predecessor on its own game or cycle, searched from another root. Each root's tree is
-    walked for at most `per_root` states, all of them for at most `max_states`.
-    A balanced ancestor led by hand 2 is reported as the swapped deal (hand 1 leads a deal).
-    The first visited state with the most nearly equal hands goes into closest_row, with
-    closest = [cards in hand 1, leader, |n0 - n1|] (closest[2] > total: none visited).
-    Returns (balanced ancestors written, states visited, truncated).
+    From root r, the predecessor equal to state r of `skips` is not followed: that is the root's
+    predecessor on its own game or cycle, searched from another root (a skip led by NOBODY matches
+    none). Each root's tree is walked for at most `per_root` states, all of them for at most
+    `max_states`. A balanced ancestor led by hand 2 is written as the swapped deal (hand 1 leads a
+    deal). Returns a Searched.
     """
-    total = roots.shape[1]
+    total = roots.rows.shape[1]
     half = total // 2
-    cap = max_states + 2 * total + 2
-    stack = np.empty((cap, total), dtype=np.uint8)
-    st_n0 = np.empty(cap, dtype=np.int64)
-    st_lead = np.empty(cap, dtype=np.int64)
-    st_tricks = np.empty(cap, dtype=np.int64)
-    st_cards = np.empty(cap, dtype=np.int64)
-    pred_rows = np.empty((2 * total, total), dtype=np.uint8)
-    pred_n0 = np.empty(2 * total, dtype=np.int64)
-    pred_lead = np.empty(2 * total, dtype=np.int64)
+    # A state has at most 2 * total predecessors (k cards, two starters).
+    preds = States(np.empty((2 * total, total), dtype=np.uint8), np.empty(2 * total, dtype=np.int64),
+                   np.empty(2 * total, dtype=np.int64))
     pred_cards = np.empty(2 * total, dtype=np.int64)
+    # The stack of states to visit, depth first, each with the tricks and cards un-played from its
+    # root. Plain arrays, not States: reading a NamedTuple's fields in this loop costs ~10% (measured).
+    cap = max_states + 2 * total + 2
+    stack_rows = np.empty((cap, total), dtype=np.uint8)
+    stack_n0 = np.empty(cap, dtype=np.int64)
+    stack_lead = np.empty(cap, dtype=np.int64)
+    stack_tricks = np.empty(cap, dtype=np.int64)
+    stack_cards = np.empty(cap, dtype=np.int64)
     pile_owner = np.empty(total, dtype=np.int64)
-    row = np.empty(total, dtype=np.uint8)
-    found = 0
-    visited = 0
-    truncated = False
-    closest[2] = total + 1
-    for r in range(roots.shape[0]):
+    closest_row = np.zeros(total, dtype=np.uint8)
+    closest_n0, closest_leader, closest_gap = 0, 0, total + 1
+    found, visited, truncated = 0, 0, False
+    for r in range(roots.rows.shape[0]):
         top = 0
         root_visits = 0
-        n = predecessors(roots[r], root_n0[r], root_leader[r], pile_owner, pred_rows, pred_n0, pred_lead, pred_cards)
+        n = predecessors(roots.rows[r], roots.n0[r], roots.leader[r], pile_owner, preds, pred_cards)
         for j in range(n):
-            if has_skip[r] == 1 and _same(pred_rows[j], pred_n0[j], pred_lead[j], skip[r], skip_n0[r], skip_leader[r]):
-                continue
-            stack[top] = pred_rows[j]
-            st_n0[top] = pred_n0[j]
-            st_lead[top] = pred_lead[j]
-            st_tricks[top] = 1
-            st_cards[top] = pred_cards[j]
-            top += 1
+            if not _same(preds, j, skips, r):
+                stack_rows[top] = preds.rows[j]
+                stack_n0[top] = preds.n0[j]
+                stack_lead[top] = preds.leader[j]
+                stack_tricks[top] = 1
+                stack_cards[top] = pred_cards[j]
+                top += 1
         while top > 0:
             if visited >= max_states or root_visits >= per_root:
                 truncated = True
@@ -175,80 +235,75 @@ def search_ancestors(roots, root_n0, root_leader, skip, skip_n0, skip_leader, ha
             top -= 1
             visited += 1
             root_visits += 1
-            row[:] = stack[top]
-            n0 = st_n0[top]
-            lead = st_lead[top]
-            tricks = st_tricks[top]
-            cards = st_cards[top]
-            if abs(2 * n0 - total) < closest[2]:
+            # The state on top is read before its predecessors are pushed over it.
+            row = stack_rows[top]
+            n0 = stack_n0[top]
+            lead = stack_lead[top]
+            tricks = stack_tricks[top]
+            cards = stack_cards[top]
+            if abs(2 * n0 - total) < closest_gap:
                 closest_row[:] = row
-                closest[0] = n0
-                closest[1] = lead
-                closest[2] = abs(2 * n0 - total)
+                closest_n0, closest_leader, closest_gap = n0, lead, abs(2 * n0 - total)
             if total % 2 == 0 and n0 == half:
-                if found < out_rows.shape[0]:
+                if found < out.rows.shape[0]:
                     if lead == 0:
-                        out_rows[found] = row
+                        out.rows[found] = row
                     else:
-                        out_rows[found, :half] = row[half:]
-                        out_rows[found, half:] = row[:half]
-                    out_tricks[found] = tricks
-                    out_cards[found] = cards
-                    out_root[found] = r
+                        out.rows[found, :half] = row[half:]
+                        out.rows[found, half:] = row[:half]
+                    out.tricks[found] = tricks
+                    out.cards[found] = cards
+                    out.root[found] = r
                     found += 1
                 else:
                     truncated = True
-            n = predecessors(row, n0, lead, pile_owner, pred_rows, pred_n0, pred_lead, pred_cards)
+            n = predecessors(row, n0, lead, pile_owner, preds, pred_cards)
             if top + n > cap:
                 truncated = True
                 break
             for j in range(n):
-                stack[top] = pred_rows[j]
-                st_n0[top] = pred_n0[j]
-                st_lead[top] = pred_lead[j]
-                st_tricks[top] = tricks + 1
-                st_cards[top] = cards + pred_cards[j]
+                stack_rows[top] = preds.rows[j]
+                stack_n0[top] = preds.n0[j]
+                stack_lead[top] = preds.leader[j]
+                stack_tricks[top] = tricks + 1
+                stack_cards[top] = cards + pred_cards[j]
                 top += 1
         if visited >= max_states:
             break
-    return found, visited, truncated
+    return Searched(found, visited, truncated, Closest(closest_row, closest_n0, closest_leader, closest_gap))
 
 
 @kernel
-def trace_states(deal, size0, max_states, hands, head, size, still_in, pile):
-    """The trick-boundary states of a two-player game, until it ends or `max_states` are listed.
-
-    Returns (rows, n0, leader, cards before each state, count, game over). The final state of a
+def trace_states(deal, size0, max_states, ws):
+    """The trick-boundary states of a two-player game played in Workspace `ws`, until it ends or
+    `max_states` are listed: (States, cards played before each, count). The final state of a
     finished game is not listed (nothing can be played from it).
     """
     total = deal.shape[0]
-    split = np.empty(2, dtype=np.int64)
-    split[0] = size0
-    split[1] = total - size0
-    load(deal, split, 0, hands, head, size, still_in)
+    load(deal, np.array([size0, total - size0]), 0, ws.hands, ws.head, ws.size, ws.still_in)
     rows = np.empty((max_states, total), dtype=np.uint8)
     n0 = np.empty(max_states, dtype=np.int64)
     leader = np.empty(max_states, dtype=np.int64)
-    cards = np.empty(max_states, dtype=np.int64)
-    mask = hands.shape[2] - 1
+    before = np.empty(max_states, dtype=np.int64)
+    mask = ws.hands.shape[2] - 1
     lead = 0
     played = 0
     count = 0
-    over = size[0, 0] == 0 or size[0, 1] == 0
+    over = ws.size[0, 0] == 0 or ws.size[0, 1] == 0
     while not over and count < max_states:
         k = 0
         for p in range(2):
-            h = head[0, p]
-            for i in range(size[0, p]):
-                rows[count, k] = hands[0, p, (h + i) & mask]
+            h = ws.head[0, p]
+            for i in range(ws.size[0, p]):
+                rows[count, k] = ws.hands[0, p, (h + i) & mask]
                 k += 1
-        n0[count] = size[0, 0]
+        n0[count] = ws.size[0, 0]
         leader[count] = lead
-        cards[count] = played
+        before[count] = played
         count += 1
-        lead, c, t, over = play_trick(0, lead, hands, head, size, still_in, pile)
+        lead, c, t, over = play_trick(0, lead, ws.hands, ws.head, ws.size, ws.still_in, ws.pile)
         played += c
-    return rows, n0, leader, cards, count, over
+    return States(rows, n0, leader), before, count
 
 
 # -- the wrappers: whole games' states in, replayed balanced deals out --------------------
@@ -285,29 +340,21 @@ def _check_two_player_balanced(deal: Sequence[Sequence[int]]) -> None:
         raise BmnError(f"the deal has {total} cards, which cannot be split into two equal hands")
 
 
-def _rows(states) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    rows = np.array([list(h[0]) + list(h[1]) for _, h in states], dtype=np.uint8)
-    n0 = np.array([len(h[0]) for _, h in states], dtype=np.int64)
-    lead = np.array([leader for leader, _ in states], dtype=np.int64)
-    return rows, n0, lead
-
-
 # Balanced ancestors kept per search at most, unless told otherwise; a search that finds more
 # says it was truncated.
 MAX_FOUND = 1 << 18
 
 
 class FoundBuffers:
-    """Where `search_ancestors` writes the balanced ancestors it finds, kept from one search to the next.
+    """Room for the balanced ancestors `search_ancestors` finds, kept from one search to the next.
 
-    A search that fills them is run again with twice the room, up to `limit` (None: no limit);
+    A search that fills it is run again with twice the room, up to `limit` (None: no limit);
     one that fills `limit` is truncated (the kernel says so).
     """
 
     def __init__(self, total: int, capacity: int = 4096, limit: int | None = None):
-        self.total = total
         self.limit = limit
-        self._allocate(capacity)
+        self.found = Found.room(total, capacity)
 
     @classmethod
     def bounded(cls, total: int, max_states: int) -> "FoundBuffers":
@@ -315,66 +362,63 @@ class FoundBuffers:
         capacity = max(1, min(MAX_FOUND, max_states + 1))
         return cls(total, capacity, capacity)
 
-    def _allocate(self, capacity: int) -> None:
-        self.rows = np.zeros((capacity, self.total), dtype=np.uint8)
-        self.tricks = np.zeros(capacity, dtype=np.int64)
-        self.cards = np.zeros(capacity, dtype=np.int64)
-        self.root = np.zeros(capacity, dtype=np.int64)
-        # The search's most nearly balanced state (search_ancestors' closest_row, closest).
-        self.closest_row = np.zeros(self.total, dtype=np.uint8)
-        self.closest = np.zeros(3, dtype=np.int64)
-
-    def search(self, rows, n0, lead, s_rows, s_n0, s_lead, has_skip, max_states: int,
-               per_root: int) -> tuple[int, int, bool]:
-        """Run `search_ancestors` from these roots into the buffers: (found, states visited, truncated)."""
+    def search(self, roots: States, skips: States, max_states: int, per_root: int) -> tuple[Found, Searched]:
+        """Run `search_ancestors` from these roots: the balanced ancestors found (a view of the
+        buffers, valid until the next search) and what the search returned."""
         while True:
-            found, visited, truncated = search_ancestors(
-                rows, n0, lead, s_rows, s_n0, s_lead, has_skip, int(max_states), int(per_root),
-                self.rows, self.tricks, self.cards, self.root, self.closest_row, self.closest,
-            )
-            capacity = self.rows.shape[0]
-            if found < capacity or (self.limit is not None and capacity >= self.limit):
-                return int(found), int(visited), bool(truncated)
-            self._allocate(2 * capacity if self.limit is None else min(2 * capacity, self.limit))
+            searched = search_ancestors(roots, skips, int(max_states), int(per_root), self.found)
+            total, capacity = self.found.rows.shape[1], self.found.rows.shape[0]
+            if searched.count < capacity or (self.limit is not None and capacity >= self.limit):
+                return _take(self.found, slice(searched.count)), searched
+            self.found = Found.room(total, 2 * capacity if self.limit is None else min(2 * capacity, self.limit))
 
 
-def _search(roots, skips, max_states: int):
-    """Run the kernel; skips[r] is the state not to follow from root r (or None)."""
-    rows, n0, lead = _rows(roots)
-    has_skip = np.array([0 if s is None else 1 for s in skips], dtype=np.int64)
-    filler = roots[0]
-    s_rows, s_n0, s_lead = _rows([s if s is not None else filler for s in skips])
-    out = FoundBuffers.bounded(rows.shape[1], max_states)
-    found, visited, truncated = out.search(rows, n0, lead, s_rows, s_n0, s_lead, has_skip, max_states, max_states)
-    return out.rows[:found], out.tricks[:found], out.cards[:found], visited, truncated, out
+def _search(roots: States, skips: States, max_states: int) -> tuple[Found, Searched]:
+    """Search from every root within `max_states` states in all, with room for what it finds."""
+    return FoundBuffers.bounded(roots.rows.shape[1], max_states).search(roots, skips, max_states, max_states)
 
 
-class GameStates(NamedTuple):
-    """A game's first trick-boundary states, in play order, as the kernels hold them."""
+def _replayed(rows: np.ndarray, back_tricks: np.ndarray, reaches: Callable[[int, GameResult], bool],
+              claim: str) -> list[FoundDeal]:
+    """The deals backward play found (hand 1 then hand 2, hand 1 leading), each played forward by
+    the engine and checked: `reaches(i, result)` says whether deal i's game went where backward
+    play says it goes (`claim`); one that did not is a bug and raises. Each deal once, the longest
+    games first."""
+    if len(rows) == 0:
+        return []  # none (an odd deck has no balanced deals, nor the split play_batch is given)
+    half = rows.shape[1] // 2
+    found: dict[str, FoundDeal] = {}
+    for i, (row, played) in enumerate(zip(rows, play_batch(rows, (half, half)))):
+        result = GameResult.from_row(played)
+        hands = format_deal([row[:half], row[half:]])
+        if not reaches(i, result):
+            raise RuntimeError(f"backward play found {hands}, which does not {claim}")
+        found.setdefault(hands, FoundDeal(hands, result, int(back_tricks[i])))
+    return sorted(found.values(), key=lambda d: (-d.result.cards, d.hands))
 
-    rows: np.ndarray  # one row per state: hand 1, then hand 2
-    n0: np.ndarray  # cards in hand 1
-    leader: np.ndarray  # 0 or 1
-    before: np.ndarray  # cards played before the state
+
+class GamePath(NamedTuple):
+    """A game's first trick-boundary states, in play order (each the successor of the one before)."""
+
+    states: States
+    before: np.ndarray  # int64 (count,): cards played before each state
 
     def __len__(self) -> int:
-        return self.rows.shape[0]
+        return self.before.shape[0]
 
-    def within(self, cards: int) -> "GameStates":
+    def within(self, cards: int) -> "GamePath":
         """The states reached after at most `cards` cards."""
         count = int(np.searchsorted(self.before, cards, side="right"))
-        return GameStates(self.rows[:count], self.n0[:count], self.leader[:count], self.before[:count])
+        return GamePath(_take(self.states, slice(count)), self.before[:count])
 
 
-def game_path(seq: np.ndarray, size0: int, max_states: int, workspace=None) -> GameStates:
+def game_path(seq: np.ndarray, size0: int, max_states: int, workspace: Workspace | None = None) -> GamePath:
     """The first `max_states` trick-boundary states of the game of `seq` (hand 1 holds its first
     `size0` cards and leads), played in `workspace` (new_workspace(2, len(seq)); a new one if None)."""
     if workspace is None:
         workspace = new_workspace(2, seq.shape[0])
-    hands, head, size, still_in, pile, _enc = workspace
-    rows, n0, lead, before, count, _over = trace_states(seq, int(size0), int(max_states), hands, head, size,
-                                                        still_in, pile)
-    return GameStates(rows[:count], n0[:count], lead[:count], before[:count])
+    states, before, count = trace_states(seq, int(size0), int(max_states), workspace)
+    return GamePath(_take(states, slice(count)), before[:count])
 
 
 class Climb(NamedTuple):
@@ -387,37 +431,24 @@ class Climb(NamedTuple):
     truncated: bool  # a budget (or the buffers' limit) stopped the search: there may be more
 
 
-def climb_from_states(states: GameStates, cards: int, *, max_states: int, per_root: int,
+def climb_from_states(path: GamePath, cards: int, *, max_states: int, per_root: int,
                       buffers: FoundBuffers | None = None) -> Climb:
     """The balanced deals whose games pass through one of a game's states, off the game's own path,
     and last longer than its `cards` cards.
 
-    `states` are the game's first states in play order (each the successor of the one before),
-    each a root of backward play within `per_root` ancestor states (`max_states` in all); root t
-    skips state t-1, its predecessor on the game's path, which is searched as root t-1. `buffers`
-    are the search's output (kept across climbs); by default, room for `max_states` states.
+    Each of the game's first states is a root of backward play within `per_root` ancestor states
+    (`max_states` in all); root t skips state t-1, its predecessor on the game's path, which is
+    searched as root t-1. `buffers` are the search's output (kept across climbs); by default, room
+    for `max_states` states.
     """
-    if len(states) == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return Climb(np.zeros((0, states.rows.shape[1]), dtype=np.uint8), empty, empty, 0, False)
-    rows, n0, lead, before = states
+    roots = path.states
     if buffers is None:
-        buffers = FoundBuffers.bounded(rows.shape[1], max_states)
-    s_rows, s_n0, s_lead = np.roll(rows, 1, axis=0), np.roll(n0, 1), np.roll(lead, 1)
-    has_skip = np.ones(len(states), dtype=np.int64)
-    has_skip[0] = 0
-    found, visited, truncated = buffers.search(rows, n0, lead, s_rows, s_n0, s_lead, has_skip, max_states, per_root)
+        buffers = FoundBuffers.bounded(roots.rows.shape[1], max_states)
+    found, searched = buffers.search(roots, roots.previous(cyclic=False), max_states, per_root)
     # A balanced ancestor of root t plays its back cards to reach state t, then the rest of the game.
-    root = buffers.root[:found]
-    lengths = buffers.cards[:found] + (cards - before[root])
+    lengths = found.cards + (cards - path.before[found.root])
     longer = lengths > cards
-    return Climb(buffers.rows[:found][longer], lengths[longer], buffers.tricks[:found][longer], visited, truncated)
-
-
-def _replay(seqs: np.ndarray, half: int) -> list[GameResult]:
-    if len(seqs) == 0:
-        return []
-    return [GameResult.from_row(r) for r in play_batch(seqs, (half, half))]
+    return Climb(found.rows[longer], lengths[longer], found.tricks[longer], searched.visited, searched.truncated)
 
 
 def ancestors(deal: Sequence[Sequence[int]], *, limit: int | None = None,
@@ -431,59 +462,40 @@ def ancestors(deal: Sequence[Sequence[int]], *, limit: int | None = None,
     _check_two_player_balanced(deal)
     if not 0 <= part < parts:
         raise BmnError(f"part {part} is not between 0 and {parts - 1}")
-    total = sum(len(h) for h in deal)
-    half = total // 2
     if limit is not None and limit < 1:
         raise BmnError("--limit must be at least 1")
     seq0, split = as_sequence(deal)
     original = GameResult.from_row(play_batch(seq0[None, :], split)[0])
-    if original.outcome == "cycle":
-        cycle = walk(deal).cycle
-        pairs = [(cycle[i], cycle[i - 1]) for i in range(len(cycle))]  # (root, its predecessor on the cycle)
+    in_cycle = original.outcome == "cycle"
+    states = States.of(walk(deal).cycle if in_cycle else [(0, deal)])
+    index = np.arange(part, len(states.n0), parts)
+    if not len(index):
+        return BackwardResult(original)
+    roots = _take(states, index)
+    found, searched = _search(roots, _take(states.previous(cyclic=in_cycle), index), max_states)
+    if in_cycle:
+        deals = _cycle_deals(roots, found, original.cycle_id)
     else:
-        pairs = [((0, tuple(tuple(h) for h in deal)), None)]
-    pairs = pairs[part::parts]
-    result = BackwardResult(original)
-    if not pairs:
-        return result
-    roots = [root for root, _ in pairs]
-    rows, tricks, back_cards, visited, truncated, _ = _search(roots, [skip for _, skip in pairs], max_states)
-    if original.outcome == "cycle":
-        found = _cycle_deals(roots, rows, tricks, original.cycle_id)
-    else:
-        found = {}
-        for seq, res, b, c in zip(rows, _replay(rows, half), tricks, back_cards):
-            if res.outcome != "win" or res.cards != c + original.cards:
-                raise RuntimeError("backward play found a deal that does not pass through the start")
-            hands = format_deal([seq[:half], seq[half:]])
-            found.setdefault(hands, FoundDeal(hands, res, int(b)))
-    result.deals = sorted(found.values(), key=lambda d: (-d.result.cards, d.hands))[:limit]
-    result.count = len(found)
-    result.states = visited
-    result.truncated = truncated
-    return result
+        deals = _replayed(found.rows, found.tricks,
+                          lambda i, r: r.outcome == "win" and r.cards == found.cards[i] + original.cards,
+                          "pass through the start")
+    return BackwardResult(original, deals[:limit], searched.visited, searched.truncated, len(deals))
 
 
-def _cycle_deals(roots, rows, tricks, cycle_id: str) -> dict[str, FoundDeal]:
-    """The balanced deals entering a cycle, by their hands: its own balanced states (among `roots`,
-    the cycle's states) and the balanced ancestors a search found (`rows`, `tricks` un-played), each
-    replayed and checked to enter the cycle."""
-    if not len(roots):
-        return {}
-    total = sum(len(h) for h in roots[0][1])
+def _cycle_deals(roots: States, found: Found, cycle_id: str) -> list[FoundDeal]:
+    """The balanced deals entering a cycle: its own balanced states (among `roots`, the cycle's
+    states searched from) and the balanced ancestors a search found, each replayed and checked to
+    enter the cycle."""
+    total = roots.rows.shape[1]
     half = total // 2
-    direct = [list(h[0]) + list(h[1]) if lead == 0 else list(h[1]) + list(h[0])
-              for lead, h in roots if total % 2 == 0 and len(h[0]) == half]
-    all_rows = np.concatenate([np.array(direct, dtype=np.uint8).reshape(-1, total), rows])
-    back = [0] * len(direct) + [int(t) for t in tricks]
-    found: dict[str, FoundDeal] = {}
-    for seq, res, b in zip(all_rows, _replay(all_rows, half), back):
-        if res.outcome != "cycle" or res.cycle_id != cycle_id:
-            raise RuntimeError(f"backward play found {format_deal([seq[:half], seq[half:]])}, "
-                               f"which does not enter cycle {cycle_id}")
-        hands = format_deal([seq[:half], seq[half:]])
-        found.setdefault(hands, FoundDeal(hands, res, b))
-    return found
+    own = (roots.n0 == half) & (total % 2 == 0)
+    direct = roots.rows[own]
+    swapped = roots.leader[own] == 1
+    direct[swapped] = np.roll(direct[swapped], half, axis=1)  # hand 1 leads a deal: swap those hand 2 leads
+    rows = np.concatenate([direct, found.rows])
+    back_tricks = np.concatenate([np.zeros(len(direct), dtype=np.int64), found.tricks])
+    return _replayed(rows, back_tricks, lambda i, r: r.outcome == "cycle" and r.cycle_id == cycle_id,
+                     f"enter cycle {cycle_id}")
 
 
 @dataclass
@@ -528,21 +540,21 @@ def closure(state: Sequence[Sequence[int]], *, max_states: int = DEFAULT_MAX_STA
     cycle = walk(parse_deal(canonical)).cycle  # from the canonical state
     seq, split = as_sequence(parse_deal(canonical))
     result = GameResult.from_row(play_batch(seq[None, :], split)[0])
-    pairs = [(cycle[i], cycle[i - 1]) for i in range(len(cycle))]
-    rows, tricks, _, visited, truncated, out = _search(cycle, [skip for _, skip in pairs], max_states)
+    roots = States.of(cycle)
+    found, searched = _search(roots, roots.previous(cyclic=True), max_states)
     # The most nearly balanced state: the cycle's own first (in order from the canonical state), then
     # the search's first.
     lead, hands = min(cycle, key=lambda s: abs(len(s[1][0]) - len(s[1][1])))
     closest = [list(hands[lead]), list(hands[1 - lead])]
     gap = abs(len(hands[0]) - len(hands[1]))
-    if out.closest[2] < gap:
-        closest, gap = _as_deal(out.closest_row, int(out.closest[0]), int(out.closest[1])), int(out.closest[2])
-    seen = len(cycle) + visited
+    if searched.closest.gap < gap:
+        met = searched.closest
+        closest, gap = _as_deal(met.row, met.n0, met.leader), met.gap
+    seen = len(cycle) + searched.visited
     if _mirror(cycle[0]) in set(cycle):
         seen = -(-seen // 2)  # each state is met from both seats (rounded up: a lower bound if truncated)
-    deals = sorted(_cycle_deals(cycle, rows, tricks, result.cycle_id).values(),
-                   key=lambda d: (-d.result.cards, d.hands))
-    return Closure(result, canonical, seen, format_deal(closest), gap // 2, deals, truncated)
+    deals = _cycle_deals(roots, found, result.cycle_id)
+    return Closure(result, canonical, seen, format_deal(closest), gap // 2, deals, searched.truncated)
 
 
 def extend(deal: Sequence[Sequence[int]], *, max_states: int = DEFAULT_MAX_STATES,
@@ -554,20 +566,14 @@ def extend(deal: Sequence[Sequence[int]], *, max_states: int = DEFAULT_MAX_STATE
     an equal share of `max_states` (at least `per_root_min`).
     """
     _check_two_player_balanced(deal)
-    total = sum(len(h) for h in deal)
-    half = total // 2
     seq0, split = as_sequence(deal)
     original = GameResult.from_row(play_batch(seq0[None, :], split)[0])
     if original.outcome == "cycle":
         return BackwardResult(original)
-    states = game_path(seq0, split[0], original.tricks + 1)
-    per_root = max(per_root_min, max_states // max(1, len(states)))
-    climb = climb_from_states(states, original.cards, max_states=max_states, per_root=per_root)
-    found: dict[str, FoundDeal] = {}
-    for seq, result, b, want in zip(climb.rows, _replay(climb.rows, half), climb.back_tricks, climb.lengths):
-        if result.outcome != "win" or result.cards != int(want):
-            raise RuntimeError("backward play found a deal that does not pass through the game's state")
-        hands_text = format_deal([seq[:half], seq[half:]])
-        found.setdefault(hands_text, FoundDeal(hands_text, result, int(b)))
-    deals = sorted(found.values(), key=lambda d: (-d.result.cards, d.hands))
+    path = game_path(seq0, split[0], original.tricks + 1)
+    per_root = max(per_root_min, max_states // max(1, len(path)))
+    climb = climb_from_states(path, original.cards, max_states=max_states, per_root=per_root)
+    deals = _replayed(climb.rows, climb.back_tricks,
+                      lambda i, r: r.outcome == "win" and r.cards == climb.lengths[i],
+                      "pass through a state of the game")
     return BackwardResult(original, deals, climb.visited, climb.truncated, len(deals))

@@ -79,10 +79,10 @@ def test_extend_strategy_reports_longer_deals_with_their_origin():
         assert 10 <= c.index < 14 and c.result.cards > lengths[inputs[c.index - 10]]
 
 
-def _views(states):
-    """The states (as climb_from_states takes them) seen from the leader's seat."""
+def _views(path):
+    """The states of a game path (as climb_from_states takes it) seen from the leader's seat."""
     views = set()
-    for row, n0, lead in zip(states.rows, states.n0, states.leader):
+    for row, n0, lead in zip(*path.states):
         hands = (tuple(int(v) for v in row[:n0]), tuple(int(v) for v in row[n0:]))
         views.add((hands[lead], hands[1 - lead]))
     return views
@@ -105,10 +105,10 @@ def test_climb_from_states_finds_exactly_the_longer_balanced_games_through_the_s
         seq = np.array(deal[0] + deal[1], dtype=np.uint8)
         path = game_path(seq, 5, original.tricks + 1)
         assert len(path) == original.tricks and path.before[0] == 0
-        for states in (path, path.within(4)):
-            climb = climb_from_states(states, original.cards, max_states=10**6, per_root=10**6)
+        for part in (path, path.within(4)):
+            climb = climb_from_states(part, original.cards, max_states=10**6, per_root=10**6)
             assert not climb.truncated
-            views = _views(states)
+            views = _views(part)
             want = {hands for hands, (r, seen) in games.items()
                     if r.outcome == "win" and r.cards > original.cards and seen & views}
             found = {}
