@@ -8,7 +8,7 @@ not apply: these deals are the answer).
 
 from __future__ import annotations
 
-from ..backward import ancestors
+from ..backward import DEFAULT_MAX_STATES, ancestors
 from ..notation import parse_deal
 from .base import Param, Shard, Strategy
 from .deals import CASELLA
@@ -16,7 +16,7 @@ from ..tally import ShardResult, tally_games
 
 
 def run_ancestors(deal: str, *, part: int = 0, parts: int = 1, limit: int | None = None,
-                  max_states: int = 2_000_000) -> ShardResult:
+                  max_states: int = DEFAULT_MAX_STATES) -> ShardResult:
     """The balanced ancestors of a deal's cycle (or of its start), roots part::parts."""
     found = ancestors(parse_deal(deal), limit=limit, max_states=max_states, part=part, parts=parts)
     return tally_games([d.result for d in found.deals], [d.hands for d in found.deals], [0] * len(found.deals),
@@ -29,7 +29,7 @@ class Ancestors(Strategy):
     params = (
         Param("parts", 1, "shards: cycle states r with r % parts == k"),
         Param("limit", None, "deals kept per shard at most (none: all)", optional=True),
-        Param("max_states", 2_000_000, "ancestor states per shard at most"),
+        Param("max_states", DEFAULT_MAX_STATES, "ancestor states per shard at most"),
     )
     keys = frozenset({"deal"})
     backward = True
