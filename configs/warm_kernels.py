@@ -3,7 +3,8 @@
 Run by both cloud launchers on every worker node before its actors start (configs/cluster-aws.yaml:
 worker_start_ray_commands; configs/rayjob.yaml: an init container sharing the cache volume):
 
-    python /home/ray/bmn/configs/warm_kernels.py [DECK [SPLIT]]      # default: standard, 26,26
+    python /home/ray/bmn/configs/warm_kernels.py [DECK [SPLIT]] [--only NAME,...]   # default: standard,
+                                                        # 26,26, every strategy
 
 Numba keys a cached kernel by the CPU it was compiled for, so the cache is made on the node that
 uses it (for its own CPU, with every instruction that CPU has) instead of in the image. Each
@@ -24,11 +25,23 @@ def main(argv: list[str]) -> int:
     from kernels.decks import parse_deck
     from kernels.strategies import REGISTRY
 
+    only = None
+    if "--only" in argv:  # --only NAME,NAME: those strategies' kernels (a node that runs one strategy)
+        at = argv.index("--only")
+        only = argv[at + 1].split(",") if at + 1 < len(argv) else []
+        argv = argv[:at] + argv[at + 2:]
+        unknown = [name for name in only if name not in REGISTRY]
+        if unknown or not only:
+            print(f"warm_kernels: --only takes strategy names ({', '.join(REGISTRY)}), got {unknown or 'none'}",
+                  file=sys.stderr)
+            return 2
     deck = argv[0] if argv else "standard"
     space = DealSpace.of(parse_deck(deck), argv[1] if len(argv) > 1 else None)
     split = space.split
     start = time.perf_counter()
     for name, strategy in REGISTRY.items():
+        if only is not None and name not in only:
+            continue
         t0 = time.perf_counter()
         strategy.warm_up(space)
         print(f"warm_kernels: {name} ready in {time.perf_counter() - t0:.1f} s", flush=True)

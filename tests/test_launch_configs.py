@@ -622,3 +622,18 @@ def test_dockerfile_builds_and_holds_what_the_launchers_use(tmp_path):
         assert out.stdout.splitlines()[0] == pinned_ray()
     finally:
         subprocess.run(["docker", "rmi", "-f", tag], capture_output=True)
+
+
+def test_warm_kernels_compiles_every_strategy_or_those_named():
+    """configs/warm_kernels.py, which the launchers run on every worker node (and `make test` before the
+    suite): every strategy's warm-up by default, or those of --only; a name it does not know is one
+    sentence and exit 2."""
+    import sys
+
+    script = [sys.executable, str(CONFIGS / "warm_kernels.py")]
+    done = subprocess.run([*script, "0:6,1:2,2:2", "--only", "random,states"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    ready = re.findall(r"warm_kernels: (\w+) ready in", done.stdout)
+    assert ready == ["random", "states"] and "warm_kernels: 0:6,1:2,2:2 5,5 in" in done.stdout
+    done = subprocess.run([*script, "--only", "random,nope"], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "got ['nope']" in done.stderr
