@@ -63,7 +63,7 @@ from .totals import RunTotals
 from .worker import Workers
 from .writer import ShardWriter, write_failure
 
-HEARTBEAT_S = 5.0
+PROGRESS_S = 5.0  # how often progress.json is written while a search runs
 HEALTH_S = 2.0  # how often the cluster's health is checked (a cheap call to the control store)
 SCALE_S = 2.0  # how often the actor pool is matched to the cluster's CPUs
 KILL_GRACE_S = 20.0  # how long a search's end waits for actors still starting (see ShardPool.close)
@@ -93,19 +93,19 @@ class RunReport:
         return self.__dict__.copy()
 
 
-class _Heartbeat(threading.Thread):
-    """Writes progress.json every HEARTBEAT_S, off the scheduling loop (the lease has its own
+class _ProgressWriter(threading.Thread):
+    """Writes progress.json every PROGRESS_S, off the scheduling loop (the lease has its own
     renewer)."""
 
     def __init__(self, coordinator: "Coordinator", t0: float):
-        super().__init__(name="bmn-heartbeat", daemon=True)
+        super().__init__(name="bmn-progress", daemon=True)
         self.coordinator = coordinator
         self.t0 = t0
         self.error: Exception | None = None
         self.stopping = threading.Event()
 
     def run(self) -> None:
-        while not self.stopping.wait(HEARTBEAT_S):
+        while not self.stopping.wait(PROGRESS_S):
             try:
                 self.coordinator._write_progress("running", self.t0, tables=False)
             except Exception as error:  # reported by the loop, which stops the search
@@ -131,7 +131,7 @@ class Coordinator:
         self.pool = ShardPool(self.workers.new_actor, self.workers.wanted, in_flight=config.in_flight,
                               max_attempts=config.max_attempts, shard_timeout=config.shard_timeout,
                               fixed=bool(config.workers), gpu_batch=config.gpu_batch)
-        # The pool as the loop last read it (progress.json, written by the heartbeat's thread, reads it too).
+        # The pool as the loop last read it (progress.json, written by its own thread, reads it too).
         self.pool_report = self.pool.report()
         self.writer: ShardWriter | None = None
         self.totals = RunTotals()
@@ -202,8 +202,8 @@ class Coordinator:
             self.plan.strategy.warm_up(self.plan.space)
         self.health = ClusterHealth()
         self.writer = ShardWriter(self.store, self.totals)
-        beat = _Heartbeat(self, t0)
-        beat.start()
+        progress_json = _ProgressWriter(self, t0)
+        progress_json.start()
         lost: str | None = None
         failure: BmnError | None = None
         last_scale = last_health = 0.0
@@ -249,8 +249,8 @@ class Coordinator:
                         break
                 if self.lease.lost:
                     raise BmnError(self.lease.lost)
-                if beat.error is not None:
-                    raise beat.error
+                if progress_json.error is not None:
+                    raise progress_json.error
                 self.progress.update(self.totals.done, self.session_deals, self.totals.longest_cards,
                                      len(self.totals.cycle_ids), self.totals.failed, self.pool_report.first_dispatch,
                                      note=self._waiting())
@@ -267,7 +267,7 @@ class Coordinator:
             if lost is None:
                 withdraw_capacity()
             self.health.close()
-            beat.stop()
+            progress_json.stop()
             try:
                 # Interrupted (Ctrl-C, or SIGTERM from `ray job stop`, which kills after a few
                 # seconds): the writes under way are given a moment; those not started are dropped

@@ -389,7 +389,7 @@ def test_a_dead_jobs_lock_is_taken_over_after_its_lease_passes_unchanged(referen
 
 def test_a_search_renews_its_lease_from_one_thread(ray_address, tmp_path, monkeypatch):
     """The lease's renewer is the lock's only writer during a search: progress.json, written by the
-    search's own heartbeat (every 0.05 s here), leaves the lock alone (renewed every 100 s here, so
+    search's own thread (every 0.05 s here), leaves the lock alone (renewed every 100 s here, so
     not within the test)."""
     import threading
 
@@ -398,7 +398,7 @@ def test_a_search_renews_its_lease_from_one_thread(ray_address, tmp_path, monkey
 
     from cluster.lease import read_lock
 
-    monkeypatch.setattr(cluster.coordinator, "HEARTBEAT_S", 0.05)
+    monkeypatch.setattr(cluster.coordinator, "PROGRESS_S", 0.05)
     monkeypatch.setattr(cluster.lease, "LOCK_STALE_S", 600.0)
     out = tmp_path / "run"
     seen = []

@@ -73,10 +73,10 @@ def test_auto_gives_the_gpu_an_actor_and_the_other_cpu_one(gpu_cluster, tmp_path
     """device = "auto" on 2 CPUs and 1 GPU: a GPU actor and one CPU actor (which of them plays which
     shard is a race: the CPU actor, far faster than the simulator, may play them all; tests/test_pool.py
     holds the pool to giving both kinds shards); the same tables, and no GPU failing."""
-    done = search(dict(RANDOM, deals=3000), tmp_path / "run", gpu_cluster, "auto", simulator=True)
+    done = search(RANDOM, tmp_path / "run", gpu_cluster, "auto", simulator=True)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "GPU worker" not in done.stderr
-    assert_same_tables(tables_of(tmp_path / "run"), direct_tables(make_config(tmp_path / "cpu", **dict(RANDOM, deals=3000))))
+    assert_same_tables(tables_of(tmp_path / "run"), direct_tables(make_config(tmp_path / "cpu", **RANDOM)))
 
 
 def test_a_run_stopped_on_the_gpu_resumes_on_cpus_with_the_same_tables(gpu_cluster, tmp_path):

@@ -109,6 +109,10 @@ def typed_cluster(tmp_path_factory):
         record = os.path.join(temp, "ray_current_cluster")
         assert wait_for(lambda: os.path.exists(record) and open(record).read().strip(), timeout=120)
         address = open(record).read().strip()
+        def started(log: str) -> bool:  # what `ray start --block` prints once its node is up
+            with open(os.path.join(temp, log), "rb") as handle:
+                return b"Ray runtime started" in handle.read()
+
         def up(count: int) -> bool:
             said = _ray("status", f"--address={address}", env=env, timeout=60).stdout
             return said.count(" node_") == count and f"0.0/{count - 1}.0 CPU" in said
@@ -121,10 +125,14 @@ def typed_cluster(tmp_path_factory):
         subprocess.run([sys.executable, "-c", warm], env=env, check=True, timeout=600)
         # One worker node after the other: several nodes on one machine pick their ports as they
         # start, and two starting at once can pick the same one. Each agent on a port of its own.
+        # (Each node's own log says when it is up, read at no cost; `ray status`, a process of its own,
+        # then checks the cluster once.)
         for count in (2, 3):
             start(f"--address={address}", "--num-cpus=1", "--dashboard-agent-listen-port=0",
                   "--dashboard-agent-grpc-port=0", "--metrics-export-port=0", "--runtime-env-agent-port=0")
-            assert wait_for(lambda: up(count), timeout=180, step=1.0), f"{count - 1} worker nodes did not start"
+            assert wait_for(lambda: started(f"node{count - 1}.log"), timeout=180, step=0.2), \
+                f"worker node {count - 1} did not start"
+        assert wait_for(lambda: up(3), timeout=120, step=1.0), "the cluster does not have its two worker nodes"
         yield address, f"http://127.0.0.1:{dashboard}", env
     finally:
         for node, log in nodes:

@@ -637,3 +637,13 @@ def test_warm_kernels_compiles_every_strategy_or_those_named():
     assert ready == ["random", "states"] and "warm_kernels: 0:6,1:2,2:2 5,5 in" in done.stdout
     done = subprocess.run([*script, "--only", "random,nope"], capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "got ['nope']" in done.stderr
+
+
+def test_make_test_warms_every_strategy():
+    """`make test` compiles every strategy's kernels before the suite (two processes at once, then one):
+    between them, the strategies they name are all of the registry's, each once."""
+    from kernels.strategies import REGISTRY
+
+    recipe = (ROOT / "Makefile").read_text().split("\ntest:", 1)[1].split("\n\n", 1)[0]
+    named = [name for group in re.findall(r"\$\(WARM\) ([\w,]+)", recipe) for name in group.split(",")]
+    assert len(re.findall(r"\$\(WARM\) ", recipe)) == 3 and sorted(named) == sorted(REGISTRY)
