@@ -121,7 +121,7 @@ def open_run(config: SearchConfig, store: RunStore, resume: bool) -> SearchConfi
             # Execution settings may change between attempts; what is computed may not.
             return previous if same else with_execution(
                 previous, {key: getattr(config, key) for key in EXECUTION_KEYS}, f"bmn resume {store.uri}")
-        diff = differences(previous, config)
+        diff = [] if same else differences(previous, config)
         if diff:
             raise BmnError(f"run {store.uri} holds a different search ({'; '.join(diff)}); "
                            f"use another --out, or `bmn resume {store.uri}` to finish that one")
