@@ -1,22 +1,35 @@
-"""The atlas table: one row per deck of an atlas run (kernels/strategies/atlas.py).
+"""The atlas table: rows per deck of an atlas run (kernels/strategies/atlas.py).
 
 Built, like the other summary tables, from the shard files alone (the same whatever the workers,
-the order shards finished in, or the failures on the way): a deck's counts from its shards'
-summaries, its cycles from the games table (every deal that never ends is a row of it), its census
-columns from the cycles its shards reported. Columns:
+the order shards finished in, or the failures on the way): a row's counts from its shards'
+summaries, a deal row's cycles from its shards' games (every deal that never ends is a row of them,
+counted as drawn), a state row's from the cycles its shards reported. A deck has up to four rows, by `method` and `unit`:
+
+    exact deal     every deal of the deck (its balanced split) played
+    exact state    censused decks: every trick-boundary state of every split played
+    sampled deal   random balanced deals, the first `played` of the deck's deal stream
+    sampled state  random states (each with both hands holding cards equally likely)
+
+Columns:
 
     deck, cards, plain, penalty_cards, density   the composition (density: penalty cards / cards)
     players, split                                 how its deals are dealt ("13/13")
-    deals, finite, infinite                        its deals played, those that end, those that never do
-    cycles                                         distinct cycles its deals enter
+    method, unit                                   "exact" or "sampled"; "deal" or "state"
+    played, cycling                                games played, and those that never end
+    rate, rate_lo, rate_hi                         cycling / played, and its 95% interval (exact binomial,
+                                                   Clopper-Pearson; an exact row's is the rate itself)
+    deals, finite, infinite                        deal rows: deals played, those that end, those that never do
+    cycles                                         distinct cycles its games enter
     periods                                        the cycles' periods ("tricks/cards"), shortest first,
                                                    with how many cycles have each ("10/70 x4")
-    cycle_deals                                    how many of its deals enter each cycle, most first
-                                                   ("30 x2, 15 x2": two cycles with 30, two with 15)
-    longest_cards, longest_tricks, longest_deal    its longest finite game (the first met among equals)
-    states, census_cycles                          censused decks: states played (every split) and the
-                                                   distinct cycles among them (null: not censused)
-    cpu_s, deals_per_s                             CPU time of its shards; deals per CPU-second
+    cycle_deals                                    how many of its games enter each cycle, most first
+                                                   ("30 x2, 15 x2": two cycles with 30, two with 15; a
+                                                   sampled state row of a censused deck: null)
+    longest_cards, longest_tricks, longest_deal    deal rows: its longest finite game (the first met among equals)
+    states, census_cycles                          exact deal rows of censused decks: states played (every
+                                                   split) and the distinct cycles among them (else null)
+    cpu_s, deals_per_s                             CPU time of its shards (an exact state row shares its
+                                                   deal row's shards: null); games per CPU-second
     shards, complete                               its shards done, and whether all of them are
 """
 
@@ -26,6 +39,7 @@ import json
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from scipy.stats import binomtest
 
 from kernels.decks import parse_deck
 from kernels.strategies import REGISTRY
@@ -34,6 +48,7 @@ from kernels.strategies.atlas import AtlasShard
 from .summary import ShardSummary
 
 ATLAS = "atlas"  # the table's name, which the atlas strategy declares as its own (Strategy.own_table)
+CONFIDENCE = 0.95  # of a sampled row's interval on its rate
 
 ATLAS_SCHEMA = pa.schema([
     ("deck", pa.string()),
@@ -43,6 +58,13 @@ ATLAS_SCHEMA = pa.schema([
     ("density", pa.float64()),
     ("players", pa.int64()),
     ("split", pa.string()),
+    ("method", pa.string()),
+    ("unit", pa.string()),
+    ("played", pa.int64()),
+    ("cycling", pa.int64()),
+    ("rate", pa.float64()),
+    ("rate_lo", pa.float64()),
+    ("rate_hi", pa.float64()),
     ("deals", pa.int64()),
     ("finite", pa.int64()),
     ("infinite", pa.int64()),
@@ -60,56 +82,101 @@ ATLAS_SCHEMA = pa.schema([
     ("complete", pa.bool_()),
 ])
 
+# A deck's rows in the order they are listed: (method, unit).
+ROWS = (("exact", "deal"), ("exact", "state"), ("sampled", "deal"), ("sampled", "state"))
+
+
+def rate_interval(cycling: int, played: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The exact binomial (Clopper-Pearson) interval on the rate of a sample: `cycling` of `played`."""
+    if not played:
+        return 0.0, 1.0
+    ci = binomtest(int(cycling), int(played)).proportion_ci(confidence_level=confidence, method="exact")
+    return float(ci.low), float(ci.high)
+
 
 def atlas_table(summaries: dict[int, ShardSummary], games: pa.Table) -> pa.Table:
-    """The atlas rows of a run's done atlas shards (an empty table for other runs), decks in the
-    order of their first shard."""
-    decks: dict[str, dict] = {}
-    for shard, s in sorted(summaries.items()):
+    """The atlas rows of a run's done atlas shards (an empty table for other runs): decks in the order
+    of their first shard, each deck's rows in the order of ROWS."""
+    decks: dict[str, dict] = {}  # deck -> its composition's columns
+    rows: dict[tuple[str, str, str], dict] = {}  # (deck, method, unit) -> what its shards add up to
+    row_of_shard: dict[int, tuple[str, str, str]] = {}
+    for k, s in sorted(summaries.items()):
         if not s.done or getattr(REGISTRY.get(s.strategy), "own_table", None) != ATLAS:
             continue
         shard = AtlasShard.of(json.loads(s.params))
-        row = decks.get(shard.deck)
-        if row is None:
+        if shard.deck not in decks:
             deck = parse_deck(shard.deck)
-            row = decks[shard.deck] = {
+            decks[shard.deck] = {
                 "deck": shard.deck, "cards": deck.total, "plain": deck.counts[0],
                 "penalty_cards": deck.penalty_cards, "density": round(deck.penalty_cards / deck.total, 6),
-                "players": len(shard.split), "split": None, "deals": 0, "infinite": 0,
-                "longest": None, "states": 0, "census": shard.basins, "census_cycles": set(),
-                "cpu_s": 0.0, "deal_s": 0.0, "shards": 0, "planned": shard.deck_shards}
+                "players": len(shard.split)}
+        method = "sampled" if shard.sample else "exact"
+        unit = "state" if shard.sample == "states" else "deal"
+        key = row_of_shard[k] = (shard.deck, method, unit)
+        row = rows.setdefault(key, _new_row(shard))
         row["shards"] += 1
         row["cpu_s"] += s.elapsed_s
-        row["states"] += s.deals
-        row["census_cycles"].update(r.cycle_id for r in s.cycle_rows or ())
-        if shard.balanced:
+        if shard.balanced or shard.sample:  # the games of the row itself (an exact deck's: its own split)
             row["split"] = "/".join(map(str, shard.split))
-            row["deals"] += s.deals
-            row["infinite"] += s.cycles
-            row["deal_s"] += s.elapsed_s
+            row["played"] += s.deals
+            row["cycling"] += s.cycles
+            row["play_s"] += s.elapsed_s
             if s.longest is not None and (row["longest"] is None or s.longest["cards"] > row["longest"]["cards"]):
                 row["longest"] = s.longest
-    per_cycle = _cycles_by_deck(games)
-    rows = []
-    for spec, row in decks.items():
-        cycles = per_cycle.get(spec, [])
+        if unit == "state":
+            for r in s.cycle_rows or ():
+                row["reported"].setdefault(r.cycle_id, [r.period_tricks, r.period_cards, 0])
+                if r.basin is None:
+                    row["basins"] = False
+                else:
+                    row["reported"][r.cycle_id][2] += r.basin
+        if method == "exact" and shard.basins:  # a census: every state of every split, an exact state row
+            states = rows.setdefault((shard.deck, "exact", "state"), _new_row(shard))
+            states["shards"] += 1
+            states["played"] += s.deals
+            states["cycling"] += s.cycles
+            for r in s.cycle_rows or ():
+                states["reported"].setdefault(r.cycle_id, [r.period_tricks, r.period_cards, 0])[2] += r.basin
+    per_cycle = _cycles_by_row(games, row_of_shard)
+    order = {spec: i for i, spec in enumerate(decks)}
+    out = []
+    for key in sorted(rows, key=lambda key: (order[key[0]], ROWS.index(key[1:]))):
+        row = rows[key]
+        spec, method, unit = key
+        if unit == "deal":
+            cycles = per_cycle.get(key, [])
+        else:
+            cycles = sorted(([cid, t, c, n] for cid, (t, c, n) in row["reported"].items()),
+                            key=lambda e: (-e[3], e[1], e[2], e[0]))
+        lo, hi = (rate_interval(row["cycling"], row["played"]) if method == "sampled" else
+                  (row["cycling"] / row["played"],) * 2 if row["played"] else (None, None))
         longest = row["longest"] or {}
-        rows.append({
-            **{k: row[k] for k in ("deck", "cards", "plain", "penalty_cards", "density", "players", "split",
-                                   "deals", "infinite", "shards")},
-            "finite": row["deals"] - row["infinite"],
+        deals = unit == "deal"
+        census = deals and method == "exact" and row["census"]
+        out.append({
+            **decks[spec], "split": row["split"] or rows[(spec, "exact", "deal")]["split"], "method": method,
+            "unit": unit,
+            "played": row["played"], "cycling": row["cycling"],
+            "rate": row["cycling"] / row["played"] if row["played"] else None, "rate_lo": lo, "rate_hi": hi,
+            "deals": row["played"] if deals else None, "finite": row["played"] - row["cycling"] if deals else None,
+            "infinite": row["cycling"] if deals else None,
             "cycles": len(cycles),
             "periods": runs(f"{t}/{c}" for _, t, c, _ in sorted(cycles, key=lambda e: (e[1], e[2]))),
-            "cycle_deals": runs(str(n) for *_, n in cycles),
+            "cycle_deals": runs(str(n) for *_, n in cycles) if row["basins"] or deals else None,
             "longest_cards": longest.get("cards"), "longest_tricks": longest.get("tricks"),
             "longest_deal": longest.get("hands"),
-            "states": row["states"] if row["census"] else None,
-            "census_cycles": len(row["census_cycles"]) if row["census"] else None,
-            "cpu_s": round(row["cpu_s"], 3),
-            "deals_per_s": round(row["deals"] / row["deal_s"], 1) if row["deal_s"] > 0 else None,
-            "complete": row["shards"] == row["planned"],
+            "states": rows[(spec, "exact", "state")]["played"] if census else None,
+            "census_cycles": len(rows[(spec, "exact", "state")]["reported"]) if census else None,
+            "cpu_s": None if (method, unit) == ("exact", "state") else round(row["cpu_s"], 3),
+            "deals_per_s": round(row["played"] / row["play_s"], 1) if row["play_s"] > 0 else None,
+            "shards": row["shards"], "complete": row["shards"] == row["planned"],
         })
-    return pa.Table.from_pylist(rows, schema=ATLAS_SCHEMA)
+    return pa.Table.from_pylist(out, schema=ATLAS_SCHEMA)
+
+
+def _new_row(shard: AtlasShard) -> dict:
+    return {"split": None, "played": 0, "cycling": 0, "longest": None, "census": shard.basins and not shard.sample,
+            "reported": {}, "basins": True, "cpu_s": 0.0, "play_s": 0.0, "shards": 0, "planned": shard.deck_shards}
 
 
 def runs(values) -> str:
@@ -124,21 +191,24 @@ def runs(values) -> str:
     return ", ".join(v if n == 1 else f"{v} x{n}" for v, n in out)
 
 
-def _cycles_by_deck(games: pa.Table) -> dict[str, list[tuple[str, int, int, int]]]:
-    """deck -> (cycle_id, period tricks, period cards, deals entering it), by deals (most first)."""
+def _cycles_by_row(games: pa.Table, row_of_shard: dict[int, tuple]) -> dict[tuple, list[tuple[str, int, int, int]]]:
+    """row -> (cycle_id, period tricks, period cards, deals entering it), by deals (most first): the
+    deals that never end of the deal rows' shards (a sampled state row's balanced deals are not its
+    games)."""
     if not games.num_rows:
         return {}
     rows = games.filter(pc.equal(games["outcome"], "cycle")).select(
-        ["deck", "cycle_id", "period_tricks", "period_cards"]).to_pylist()
-    counts: dict[tuple[str, str], list] = {}
+        ["shard", "cycle_id", "period_tricks", "period_cards"]).to_pylist()
+    counts: dict[tuple, list] = {}
     for r in rows:
-        key = (r["deck"], r["cycle_id"])
-        if key not in counts:
-            counts[key] = [r["cycle_id"], r["period_tricks"], r["period_cards"], 0]
-        counts[key][3] += 1
-    out: dict[str, list] = {}
-    for (deck, _), entry in counts.items():
-        out.setdefault(deck, []).append(tuple(entry))
+        key = row_of_shard.get(r["shard"])
+        if key is None or key[2] != "deal":
+            continue
+        entry = counts.setdefault((key, r["cycle_id"]), [r["cycle_id"], r["period_tricks"], r["period_cards"], 0])
+        entry[3] += 1
+    out: dict[tuple, list] = {}
+    for (key, _), entry in counts.items():
+        out.setdefault(key, []).append(tuple(entry))
     for entries in out.values():
         entries.sort(key=lambda e: (-e[3], e[1], e[0]))
     return out

@@ -100,11 +100,11 @@ def combined_tables(uris: Sequence[str], notes: list[str] | None = None) -> dict
     for t in per_run:
         for shard, row in reported_rows(t["cycles"]):
             reported.setdefault(row.cycle_id, (shard, row))
-    # An atlas's decks, each (deck and split: a deck dealt to 2 or 3 players is two rows) from the
-    # first run that has it.
+    # An atlas's rows, each (deck, split, method and unit: a deck dealt to 2 or 3 players is two rows)
+    # from the first run that has it.
     atlas = pa.concat_tables([t["atlas"].cast(ATLAS_SCHEMA) for t in per_run])
     if atlas.num_rows:
-        keys = [f"{d} {s}" for d, s in zip(atlas["deck"].to_pylist(), atlas["split"].to_pylist())]
+        keys = [" ".join(map(str, key)) for key in zip(*(atlas[c].to_pylist() for c in ("deck", "split", "method", "unit")))]
         _, first = np.unique(np.asarray(keys, dtype=object), return_index=True)
         atlas = atlas.take(pa.array(np.sort(first)))
     return {"games": games, "cycles": cycles_table(games, list(reported.values())), "shards": shards,
@@ -190,16 +190,17 @@ def cycles_report(uris: Sequence[str], notes: list[str] | None = None) -> pa.Tab
 
 
 # What `bmn atlas` shows of the atlas table (--wide: every column).
-ATLAS_COLUMNS = ("deck", "cards", "split", "deals", "infinite", "cycles", "periods", "cycle_deals", "longest_cards",
-                 "states", "census_cycles", "cpu_s", "complete")
+ATLAS_COLUMNS = ("deck", "cards", "split", "method", "unit", "played", "cycling", "rate_lo", "rate_hi", "cycles",
+                 "periods", "cycle_deals", "longest_cards", "cpu_s", "complete")
 
 
 def atlas_report(uris: Sequence[str], notes: list[str] | None = None, wide: bool = False) -> pa.Table:
-    """The atlas of atlas runs: one row per deck, smallest deck first."""
+    """The atlas of atlas runs: each deck's rows (exact, sampled; deals, states), smallest deck first."""
     for uri in uris:
         config = read_run_config(uri)
         if config.strategy_def.own_table != ATLAS:
             raise BmnError(f"{uri} is a run of the {config.strategy} strategy; bmn atlas reads runs of the atlas "
                            f"strategy (configs/atlas.toml)")
     columns = "*" if wide else ", ".join(ATLAS_COLUMNS)
-    return query(uris, f"SELECT {columns} FROM atlas ORDER BY players, penalty_cards, cards, deck", notes)
+    return query(uris, f"SELECT {columns} FROM atlas ORDER BY players, penalty_cards, cards, deck, method, unit",
+                 notes)

@@ -312,13 +312,14 @@ def build_tables(contents: RunContents) -> dict[str, pa.Table]:
     if games.num_rows:
         games = games.filter(pc.is_in(games["shard"], value_set=pa.array(sorted(done), pa.int64())))
         games = games.sort_by([("shard", "ascending"), ("index", "ascending"), ("hands", "ascending")])
-        games = first_per_deal(games)
+    every = games  # the atlas counts a sample's games as drawn (a deal drawn twice, or also played exactly, twice)
+    games = first_per_deal(games)
     return {
         "games": games,
         "cycles": cycles_table(games, reported_cycles(contents.summaries)),
         "shards": manifest_table(contents.summaries),
         "histogram": histogram_table(contents.summaries),
-        "atlas": atlas_table(contents.summaries, games),
+        "atlas": atlas_table(contents.summaries, every),
     }
 
 

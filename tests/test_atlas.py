@@ -148,13 +148,18 @@ def test_each_row_against_the_kernels_and_every_infinite_deal_on_the_reference(t
     config = make_config(tmp_path, strategy="atlas", deck=CAMICIA_STYLE, shard_size=100_000, min_cards=200,
                          atlas={"plain": "4:10", "census": True, "census_max_states": 4_000_000})
     tables = direct_tables(config)
-    rows = {r["deck"]: r for r in tables["atlas"].to_pylist()}
+    every = tables["atlas"].to_pylist()
+    rows = {r["deck"]: r for r in every if (r["method"], r["unit"]) == ("exact", "deal")}
+    state_rows = {r["deck"]: r for r in every if (r["method"], r["unit"]) == ("exact", "state")}
     assert list(rows) == ["0:4,1:2,2:2,3:2", "0:6,1:2,2:2,3:2", "0:8,1:2,2:2,3:2", "0:10,1:2,2:2,3:2"]
+    assert list(state_rows) == list(rows)[:3] and len(every) == 7  # the censused decks have a state row
     games = tables["games"].to_pylist()
     for spec, row in rows.items():
         space = DealSpace.of(parse_deck(spec))
         swept = run_exhaustive(space, 0, space.count, min_cards=200)
         assert (row["deals"], row["infinite"], row["finite"]) == (space.count, swept.cycles, space.count - swept.cycles)
+        assert (row["played"], row["cycling"], row["rate"]) == (space.count, swept.cycles, swept.cycles / space.count)
+        assert row["rate_lo"] == row["rate_hi"] == row["rate"]  # exact: no interval
         assert (row["longest_cards"], row["longest_deal"]) == (swept.longest.result.cards, swept.longest.hands)
         assert row["split"] == "/".join(map(str, space.split)) and row["complete"] is True
         cycles = {}
@@ -171,6 +176,12 @@ def test_each_row_against_the_kernels_and_every_infinite_deal_on_the_reference(t
             census = census_counts(spec)
             assert row["census_cycles"] == len(census) and row["states"] == space.count * (space.deck.total - 1)
             assert {cid: c["deals"] for cid, c in census.items() if c["deals"]} == cycles
+            # The state row: every state of every split; those that cycle are the cycles' basins.
+            states = state_rows[spec]
+            assert (states["played"], states["cycling"], states["cycles"]) == (
+                row["states"], sum(c["basin"] for c in census.values()), len(census))
+            assert expand(states["cycle_deals"], int) == sorted((c["basin"] for c in census.values()), reverse=True)
+            assert states["deals"] is None and states["longest_cards"] is None and states["cpu_s"] is None
     assert rows["0:8,1:2,2:2,3:2"]["infinite"] == 90 and rows["0:8,1:2,2:2,3:2"]["periods"] == "10/70 x4"
     assert rows["0:8,1:2,2:2,3:2"]["cycle_deals"] == "30 x2, 15 x2"
     basins = {r["cycle_id"]: r["basin"] for r in tables["cycles"].to_pylist()}
@@ -202,8 +213,10 @@ def test_configs_atlas_runs_on_ray_and_reads_back(ray_address, tmp_path):
     expected = direct_tables(make_config(out, **values))
     tables = tables_of(out)
     assert_same_tables(tables, expected)
-    rows = tables["atlas"].to_pylist()
+    every = tables["atlas"].to_pylist()
+    rows = [r for r in every if r["unit"] == "deal"]
     assert [r["plain"] for r in rows] == [0, 2, 4, 6, 8, 10, 12, 14]
+    assert [r["plain"] for r in every if r["unit"] == "state"] == [0, 2, 4, 6, 8]  # the censused decks
     camicia = rows[-1]
     assert (camicia["deck"], camicia["deals"], camicia["infinite"], camicia["cycles"]) == \
            ("0:14,1:2,2:2,3:2", 3_488_400, 16, 1)
@@ -212,16 +225,17 @@ def test_configs_atlas_runs_on_ray_and_reads_back(ray_address, tmp_path):
     shown = subprocess.run([str(BMN), "atlas", str(out)], capture_output=True, text=True)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
-    assert lines[0].split()[:5] == ["deck", "cards", "split", "deals", "infinite"] and lines[-1] == "(8 rows)"
+    assert lines[0].split()[:7] == ["deck", "cards", "split", "method", "unit", "played", "cycling"]
+    assert lines[-1] == "(13 rows)"
     assert "0:14,1:2,2:2,3:2" in lines[-2] and "3488400" in lines[-2] and "10/74" in lines[-2]
     wide = json.loads(subprocess.run([str(BMN), "atlas", str(out), "--wide", "--format", "json"],
                                      capture_output=True, text=True).stdout)
-    assert [r["deck"] for r in wide] == [r["deck"] for r in rows] and "longest_deal" in wide[0]
+    assert [r["deck"] for r in wide if r["unit"] == "deal"] == [r["deck"] for r in rows] and "longest_deal" in wide[0]
     assert query([str(out)], "SELECT sum(infinite) AS n FROM atlas").to_pylist() == \
            [{"n": sum(r["infinite"] for r in rows)}]
     # Two runs as one: each deck once, from the first run that has it; the same deck dealt to three
     # players is a row of its own.
-    assert atlas_report([str(out), str(out)]).num_rows == 8
+    assert atlas_report([str(out), str(out)]).num_rows == 13
     # An atlas run stopped and resumed gives the tables of one that was not (three players here).
     three = tmp_path / "three"
     config = make_config(three, strategy="atlas", deck=CAMICIA_STYLE, players=3, workers=2, shard_size=20_000,
@@ -238,9 +252,9 @@ def test_configs_atlas_runs_on_ray_and_reads_back(ray_address, tmp_path):
     assert (report.state, report.shards_done) == ("finished", 1 + 1 + 5)
     assert_same_tables(tables_of(three), direct_tables(config))
     both = atlas_report([str(out), str(three)]).to_pylist()
-    assert [(r["deck"], r["split"]) for r in both if r["deck"] == "0:6,1:2,2:2,3:2"] == [
-        ("0:6,1:2,2:2,3:2", "6/6"), ("0:6,1:2,2:2,3:2", "4/4/4")]
-    assert len(both) == 8 + 3
+    assert [(r["deck"], r["split"], r["unit"]) for r in both if r["deck"] == "0:6,1:2,2:2,3:2"] == [
+        ("0:6,1:2,2:2,3:2", "6/6", "deal"), ("0:6,1:2,2:2,3:2", "6/6", "state"), ("0:6,1:2,2:2,3:2", "4/4/4", "deal")]
+    assert len(both) == 13 + 3
 
 
 def test_bmn_atlas_on_a_run_of_another_strategy(ray_address, tmp_path):

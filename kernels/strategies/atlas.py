@@ -13,6 +13,17 @@ games tallied, its longest game kept, every deal that never ends kept with its c
 every state of every split played (the `census` strategy's shard), so each cycle gets its basin.
 Shard k = a rank range of one split of one deck, decks in the family's order.
 
+Sampled rows: a deck with more than `exact_max_deals` deals is sampled instead (with `sample_all`,
+every deck is sampled as well as played exactly, to check the sampling against exact rows). Its
+`samples` are random balanced deals (the `random` strategy's stream, dealt in the deck's split)
+and random trick-boundary states (the `states` strategy's stream: every state with both hands
+holding cards equally likely, each cycle met with its backward closure). The sample of one row is
+the first `sample_size` games of one stream, (seed, 2 x plain + 0 for deals / 1 for states): a row
+sampled with a larger size holds the smaller one's games, and no row depends on the workers. With
+`sample_size = 0` the size is drawn from the budget: the CPU-hours that the exact decks leave of
+`cpu_hours`, shared equally among the sampled rows at the sizing rate (so `cpu_hours` and `rate`
+are then part of what the run computes).
+
 Before anything runs the work is sized: the deals and states to play, at `rate` deals per
 CPU-second (by default SIZING_RATES, by engine; set it from benchmarks/atlas_speed.py on the machines
 that will run it), must fit in `cpu_hours`; a family that does not is refused with a sentence naming
@@ -22,7 +33,7 @@ its largest deck.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 from functools import lru_cache
 
@@ -31,12 +42,19 @@ from ..decks import Deck, check_deck, parse_deck
 from ..engines import pick_engine
 from ..errors import BmnError
 from ..notation import MAX_CARDS
+from ..sweep import run_random
 from .base import Param, Shard, Strategy, bounds, shards_of
 from .census import play_states, splits_of
 from .exhaustive import MAX_STORED_RANK
+from .states import run_states
 from ..tally import ShardResult
 
 SPLITS = ("equal", "near")
+SAMPLES = ("deals", "states")  # what a sampled row plays: random balanced deals, random states
+MIN_SAMPLE = 10_000  # games a sampled row plays at least (fewer: the family is too large for its budget)
+# The keys that sample decks: left out of a run's identity at their defaults (an atlas that samples
+# nothing computes what it did before they existed, and resumes as it did).
+SAMPLING_KEYS = ("exact_max_deals", "samples", "sample_size", "sample_all")
 
 
 def parse_plain(text: str, where: str = "config") -> tuple[int, int]:
@@ -63,18 +81,27 @@ class AtlasDeck:
     split: tuple[int, ...]
     census: bool
     deals: int
+    exact: bool = True  # every deal played (else only sampled)
+    sampled: bool = False  # sampled rows too
 
     @property
     def cards(self) -> int:
         return sum(self.split)
 
     def splits(self, players: int) -> list[tuple[int, ...]]:
-        """The splits played: every split with a card in each hand for a census, else the deck's own."""
+        """The splits played exactly: every split with a card in each hand for a census, else the
+        deck's own; none for a deck only sampled."""
+        if not self.exact:
+            return []
         return splits_of(self.cards, players) if self.census else [self.split]
 
     def states(self, players: int) -> int:
-        """Games to play: deals of every split played (each split has `deals` of them)."""
+        """Games to play exactly: deals of every split played (each split has `deals` of them)."""
         return self.deals * len(self.splits(players))
+
+    def stream(self, sample: str) -> int:
+        """The random stream (with the run's seed) a sampled row of this deck draws from."""
+        return 2 * self.plain + SAMPLES.index(sample)
 
 
 def _near(total: int, players: int) -> tuple[int, ...]:
@@ -107,7 +134,7 @@ def penalty_deck(config, where: str = "config") -> Deck:
 
 @lru_cache(maxsize=64)
 def _family(penalties: tuple[int, ...], players: int, first: int, last: int, split: str, census: bool,
-            census_max_states: int) -> tuple[AtlasDeck, ...]:
+            census_max_states: int, exact_max_deals: int, sample_all: bool) -> tuple[AtlasDeck, ...]:
     decks = []
     for plain in range(first, last + 1):
         counts = (plain,) + penalties[1:]
@@ -116,9 +143,10 @@ def _family(penalties: tuple[int, ...], players: int, first: int, last: int, spl
             continue
         deck = Deck(counts)
         deals = _multinomial(counts)
-        censused = census and deals * len(splits_of(total, players)) <= census_max_states
+        exact = not exact_max_deals or deals <= exact_max_deals
+        censused = exact and census and deals * len(splits_of(total, players)) <= census_max_states
         decks.append(AtlasDeck(deck.spec(), plain, (total // players,) * players if split == "equal"
-                               else _near(total, players), censused, deals))
+                               else _near(total, players), censused, deals, exact, sample_all or not exact))
     return tuple(decks)
 
 
@@ -134,17 +162,53 @@ def family(config, params: dict, where: str = "config") -> tuple[AtlasDeck, ...]
         raise BmnError(f"{where}: atlas.plain goes up to {last} plain cards, which with the deck's {deck.total} "
                        f"penalty cards makes more than the {MAX_CARDS} cards a deck may hold")
     decks = _family(deck.counts, int(config.players), first, last, params["split"], bool(params["census"]),
-                    int(params["census_max_states"]))
+                    int(params["census_max_states"]), int(params["exact_max_deals"]), bool(params["sample_all"]))
     if not decks:
         raise BmnError(f"{where}: no deck of this family can be dealt in equal hands to {config.players} players "
                        f"(plain = {params['plain']!r}); widen plain or use [atlas] split = \"near\"")
     return decks
 
 
-def layout(config, params: dict) -> list[tuple[AtlasDeck, tuple[int, ...], int]]:
-    """(deck, split, shards) for each split played of each deck, in shard order."""
-    return [(deck, split, shards_of(deck.deals, config.shard_size))
-            for deck in family(config, params) for split in deck.splits(config.players)]
+class Part(NamedTuple):
+    """A run of consecutive shards of the plan: one split of a deck played exactly (`sample` ""), or
+    one sampled row of a deck (`sample` "deals" or "states": `games` of its stream)."""
+
+    deck: AtlasDeck
+    split: tuple[int, ...]
+    sample: str
+    games: int
+    shards: int  # this part's shards
+    row_shards: int  # the shards of the row it belongs to (an exact deck's: every split's)
+
+
+def sample_sizes(config, params: dict) -> dict[str, int]:
+    """Games per sampled row, by deck spec: `sample_size`, or the budget the exact decks leave,
+    shared equally among the sampled rows at each deck's sizing rate (0 where nothing is left)."""
+    decks = family(config, params)
+    sampled = [d for d in decks if d.sampled]
+    if not sampled:
+        return {}
+    if params["sample_size"]:
+        return {d.spec: int(params["sample_size"]) for d in sampled}
+    left_s = params["cpu_hours"] * 3600 - sum(d.states(config.players) / sizing_rate(d, config.players, params)
+                                              for d in decks)
+    per_row_s = max(0.0, left_s) / (len(sampled) * len(params["samples"]))
+    return {d.spec: int(per_row_s * sizing_rate(d, config.players, params)) for d in sampled}
+
+
+def layout(config, params: dict) -> list[Part]:
+    """The plan's parts in shard order: each deck's exact splits, then its sampled rows."""
+    parts = []
+    sizes = sample_sizes(config, params)
+    for deck in family(config, params):
+        splits = deck.splits(config.players)
+        per_split = shards_of(deck.deals, config.shard_size)
+        parts += [Part(deck, split, "", deck.deals, per_split, per_split * len(splits)) for split in splits]
+        if deck.sampled:
+            games = sizes[deck.spec]
+            shards = shards_of(games, config.shard_size)
+            parts += [Part(deck, deck.split, sample, games, shards, shards) for sample in params["samples"]]
+    return parts
 
 
 class AtlasShard(NamedTuple):
@@ -157,13 +221,21 @@ class AtlasShard(NamedTuple):
     lo: int
     hi: int
     balanced: bool  # the deck's own split (its deals are the deck's row); else a census split
-    basins: bool  # censused: cycles reported with their basins
-    deck_shards: int  # the deck's shards in the plan (every split's): its row is complete with all of them
+    basins: bool  # cycles reported with their basins (a census's; a sampled deck's random states)
+    deck_shards: int  # the shards of its row in the plan (an exact deck's: every split's): complete with all
     min_cards: int
     min_tricks: int
+    sample: str = ""  # "": played exactly, games [lo, hi) of the split; else "deals" or "states": games
+    # [lo, hi) of the random stream (seed, stream)
+    seed: int = 0
+    stream: int = 0
 
     def params(self) -> dict:
-        return {**self._asdict(), "split": list(self.split)}
+        values = {**self._asdict(), "split": list(self.split)}
+        if not self.sample:  # an exact shard's parameters as they were before sampled rows
+            for key in ("sample", "seed", "stream"):
+                del values[key]
+        return values
 
     @classmethod
     def of(cls, params: dict) -> "AtlasShard":
@@ -171,9 +243,22 @@ class AtlasShard(NamedTuple):
 
 
 def run_atlas(deck: str, split, lo: int, hi: int, balanced: bool, basins: bool, *, min_cards: int,
-              min_tricks: int = 0) -> ShardResult:
-    """Deals [lo, hi) of one split of one deck of the family."""
-    return play_states(deck, split, lo, hi, balanced, min_cards=min_cards, min_tricks=min_tricks, basins=basins)
+              min_tricks: int = 0, sample: str = "", seed: int = 0, stream: int = 0) -> ShardResult:
+    """Deals [lo, hi) of one split of one deck of the family; or, sampled, games [lo, hi) of the random
+    stream (seed, stream): balanced deals (`sample` "deals") or states ("states")."""
+    if not sample:
+        return play_states(deck, split, lo, hi, balanced, min_cards=min_cards, min_tricks=min_tricks, basins=basins)
+    space = DealSpace.of(parse_deck(deck), list(split))
+    if sample == "deals":
+        result = run_random(space, seed, stream, hi - lo, start=lo, min_cards=min_cards, min_tricks=min_tricks)
+    elif sample == "states":
+        result = run_states(space, seed, stream, hi - lo, start=lo)
+        if not basins:  # the deck's census counts its basins exactly: these random hits are not added to them
+            result.cycle_rows = [replace(row, basin=None) for row in result.cycle_rows]
+    else:
+        raise ValueError(f"an atlas sample is one of {SAMPLES}, not {sample!r}")
+    result.deck = space.deck.spec()
+    return result
 
 
 class Atlas(Strategy):
@@ -190,7 +275,28 @@ class Atlas(Strategy):
               result=False),
         Param("rate", 0, "deals per CPU-second to size the work with (0: SIZING_RATES by engine; measure "
                          "yours with benchmarks/atlas_speed.py)", minimum=0, result=False),
+        Param("exact_max_deals", 0, "play the decks of at most this many deals exactly and sample the larger "
+                                    "ones (0: every deck exactly)", minimum=0),
+        Param("samples", list(SAMPLES), "what a sampled deck plays: random balanced \"deals\", random "
+                                        "\"states\" (two players), or both", kind=list),
+        Param("sample_size", 0, "games per sampled row (0: the CPU time the exact decks leave of cpu_hours, "
+                                "shared equally among the sampled rows)", minimum=0),
+        Param("sample_all", False, "sample the decks played exactly too (to check sampled rows against exact "
+                                   "ones)", kind=bool),
     )
+
+    def identity(self, params: dict) -> dict:
+        """The parameters that are part of what the run computes: the sampling keys where they sample
+        (an atlas that samples nothing is identified as before they existed), and the budget where the
+        samples are sized from it."""
+        ident = super().identity(params)
+        defaults = self.defaults()
+        for key in SAMPLING_KEYS:
+            if ident[key] == defaults[key]:
+                del ident[key]
+        if (params["exact_max_deals"] or params["sample_all"]) and not params["sample_size"]:
+            ident["cpu_hours"], ident["rate"] = params["cpu_hours"], params["rate"]
+        return ident
 
     def deal_space(self, config) -> DealSpace:
         """The space of the family's first deck (what the actors are started with)."""
@@ -199,46 +305,81 @@ class Atlas(Strategy):
 
     def describe(self, config, space, params):
         decks = family(config, params)
-        return (f"{config.deck} with {params['plain']} plain cards: {len(decks)} decks of {decks[0].cards}-"
+        text = (f"{config.deck} with {params['plain']} plain cards: {len(decks)} decks of {decks[0].cards}-"
                 f"{decks[-1].cards} cards, {config.players} players, {params['split']} hands")
+        sampled = [d for d in decks if d.sampled]
+        if sampled:
+            sizes = sample_sizes(config, params)
+            exact = sum(d.exact for d in decks)
+            text += (f"; {exact} exact, {len(sampled)} sampled ({' and '.join(params['samples'])}, "
+                     f"{min(sizes.values()):,}-{max(sizes.values()):,} games a row)")
+        return text
 
     def check(self, config, space, params, where):
         if config.split is not None:
             raise BmnError(f"{where}: the atlas deals each deck in equal hands (or near-equal: [atlas] split = "
                            f"\"near\"); leave split out")
+        samples = params["samples"]
+        if not samples or len(set(samples)) < len(samples) or set(samples) - set(SAMPLES):
+            raise BmnError(f"{where}: atlas.samples must list \"deals\", \"states\" or both, got {samples!r}")
         decks = family(config, params, where)
         for deck in decks:
             check_deck(parse_deck(deck.spec))
             if deck.cards < config.players:
                 raise BmnError(f"{where}: deck {deck.spec} has fewer cards than players")
-            if deck.deals - 1 > MAX_STORED_RANK:
-                raise BmnError(f"{where}: deck {deck.spec} has more deals than the games table can number")
+            if deck.exact and deck.deals - 1 > MAX_STORED_RANK:
+                raise BmnError(f"{where}: deck {deck.spec} has more deals than the games table can number; "
+                               f"sample it (atlas.exact_max_deals)")
+        sampled = [d for d in decks if d.sampled]
+        if sampled and "states" in samples and config.players != 2:
+            raise BmnError(f"{where}: random states are two-player states; sample {config.players}-player decks "
+                           f"with atlas.samples = [\"deals\"]")
         games = sum(d.states(config.players) for d in decks)
         hours = sum(d.states(config.players) / sizing_rate(d, config.players, params) for d in decks) / 3600
+        rate = (f"rate = {params['rate']:,} deals/s" if params["rate"] else
+                "the sizing rates (" + ", ".join(f"{r:,} deals/s {what}" for what, r in SIZING_RATES.values()) + ")")
         if hours > params["cpu_hours"]:
             largest = max(decks, key=lambda d: d.states(config.players))
-            rate = (f"rate = {params['rate']:,} deals/s" if params["rate"] else
-                    "the sizing rates (" + ", ".join(f"{r:,} deals/s {what}" for what, r in SIZING_RATES.values()) + ")")
             raise BmnError(
                 f"{where}: this family plays {games:,} games, about {hours:,.2f} CPU-hours at {rate}, more than "
                 f"cpu_hours = {params['cpu_hours']:g}; its largest deck, {largest.spec} ({largest.cards} cards), "
-                f"alone plays {largest.states(config.players):,}: narrow plain, census fewer decks, or raise "
-                f"cpu_hours")
+                f"alone plays {largest.states(config.players):,}: narrow plain, census fewer decks, sample the "
+                f"large ones (atlas.exact_max_deals) or raise cpu_hours")
+        if not sampled:
+            return
+        sizes = sample_sizes(config, params)
+        rows = len(sampled) * len(samples)
+        if params["sample_size"]:
+            hours += sum(sizes[d.spec] * len(samples) / sizing_rate(d, config.players, params) for d in sampled) / 3600
+            if hours > params["cpu_hours"]:
+                raise BmnError(
+                    f"{where}: this family's exact decks and {rows} sampled rows of {params['sample_size']:,} games "
+                    f"take about {hours:,.2f} CPU-hours at {rate}, more than cpu_hours = {params['cpu_hours']:g}: "
+                    f"lower sample_size (or 0, to size the samples from the budget) or raise cpu_hours")
+        elif min(sizes.values()) < MIN_SAMPLE:
+            raise BmnError(
+                f"{where}: this family is too large for its budget: its exact decks take about {hours:,.2f} of "
+                f"cpu_hours = {params['cpu_hours']:g} CPU-hours at {rate}, which leaves its {rows} sampled rows "
+                f"fewer than {MIN_SAMPLE:,} games each; raise cpu_hours, lower exact_max_deals or narrow plain")
 
     def shard_count(self, config, space, params):
-        return sum(shards for *_, shards in layout(config, params))
+        return sum(part.shards for part in layout(config, params))
 
     def shard(self, config, space, params, k):
-        j = k  # shard k is shard j of its deck and split
-        for deck, split, shards in layout(config, params):
-            if j < shards:
+        j = k  # shard k is shard j of its part
+        for part in layout(config, params):
+            if j < part.shards:
                 lo = j * config.shard_size
-                # Every split of a deck holds its `deals` orders, so each is cut into as many shards.
-                per_deck = shards * len(deck.splits(config.players))
-                return Shard(k, self.name, AtlasShard(
-                    deck.spec, split, lo, min(deck.deals, lo + config.shard_size), split == deck.split,
-                    deck.census, per_deck, **bounds(config)).params())
-            j -= shards
+                deck, hi = part.deck, min(part.games, lo + config.shard_size)
+                if not part.sample:
+                    shard = AtlasShard(deck.spec, part.split, lo, hi, part.split == deck.split, deck.census,
+                                       part.row_shards, **bounds(config))
+                else:
+                    shard = AtlasShard(deck.spec, part.split, lo, hi, True, not deck.census, part.row_shards,
+                                       **bounds(config), sample=part.sample, seed=config.seed,
+                                       stream=deck.stream(part.sample))
+                return Shard(k, self.name, shard.params())
+            j -= part.shards
         raise IndexError(k)
 
     describes = frozenset({"deck_shards"})
@@ -250,4 +391,5 @@ class Atlas(Strategy):
 
 STRATEGY = Atlas()
 
-__all__ = ["Atlas", "AtlasDeck", "AtlasShard", "STRATEGY", "family", "layout", "parse_plain", "run_atlas"]
+__all__ = ["Atlas", "AtlasDeck", "AtlasShard", "Part", "SAMPLES", "STRATEGY", "family", "layout", "parse_plain",
+           "run_atlas", "sample_sizes"]
