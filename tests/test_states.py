@@ -106,6 +106,49 @@ def test_the_states_a_shard_plays_are_those_of_the_stream():
     assert (np.sort(rows, axis=1) == np.sort(np.array(sp.deck.cards(), dtype=np.uint8))).all()
 
 
+def test_states_near_equal_hands_are_uniform_among_them_and_cycle_as_the_census_says():
+    """max_imbalance K: state j is cut at the (j mod W)-th near-equal cut (W of them), its cards deal j // W
+    of that cut's stream; a shard in parts plays the same states; the rate of cycling is the census's
+    over those cuts (exact, split by split), within the sample's interval; every cycling state replays."""
+    from cluster.atlas import rate_interval
+    from kernels.dealspace import DealSpace, _multinomial
+    from kernels.decks import parse_deck
+    from kernels.strategies.census import run_census
+    from kernels.sweep import near_cuts
+
+    assert near_cuts(14, 1) == [6, 7, 8] and near_cuts(15, 1) == [6, 7, 8, 9] and near_cuts(14, 0) == [7]
+    assert near_cuts(14, 13) == list(range(1, 14))
+    deck = "0:8,1:2,2:2,3:2"
+    sp = space(deck)
+    whole = run_random_states(sp, 5, 2, 300_000, max_imbalance=1)
+    parts = [run_random_states(sp, 5, 2, 100_001, max_imbalance=1),
+             run_random_states(sp, 5, 2, 199_999, start=100_001, max_imbalance=1)]
+    assert whole.deals == 300_000 and (whole.cards, whole.cycles) == (sum(p.cards for p in parts),
+                                                                      sum(p.cycles for p in parts))
+    assert [(c.index, c.hands) for c in whole.candidates] == [(c.index, c.hands) for p in parts for c in p.candidates]
+    assert whole.cycles == len(whole.candidates) > 0
+    for c in whole.candidates:
+        assert len(c.hands.split("/")[0]) == [6, 7, 8][c.index % 3]
+        assert play_reference(parse_deal(c.hands)).cycle_id == c.result.cycle_id
+    orders = _multinomial(parse_deck(deck).counts)
+    census = sum(run_census(deck, (cut, 14 - cut), 0, orders, False).cycles for cut in (6, 7, 8)) / (3 * orders)
+    lo, hi = rate_interval(whole.cycles, whole.deals)
+    assert lo < census < hi
+    uniform = run_random_states(sp, 5, 2, 300_000)
+    assert whole.cycles > 1.3 * uniform.cycles  # near-equal hands cycle more often than states at large
+    # The states strategy's option, through its shard; the closures as for any state.
+    result = run_states(DealSpace.of(parse_deck(deck), [7, 7]), 5, 2, 3000, max_imbalance=1)
+    assert {len(c.hands.split("/")[0]) for c in result.candidates} == {7}  # balanced deals of the closures
+    assert result.cycle_rows and all(r.closure and r.complete for r in result.cycle_rows)
+
+
+def test_max_imbalance_is_part_of_a_states_run_only_where_set(tmp_path):
+    plain = make_config(tmp_path, strategy="states", deck=SMALL, deals=1000, seed=3)
+    assert "max_imbalance" not in plain.identity()["strategy_params"]
+    near = make_config(tmp_path, strategy="states", deck=SMALL, deals=1000, seed=3, states={"max_imbalance": 1})
+    assert near.fingerprint() != plain.fingerprint() and near.strategy_params()["max_imbalance"] == 1
+
+
 @pytest.mark.parametrize("engine", ["percard", "general"])
 def test_every_engine_plays_the_same_states(engine):
     sp = space(SMALL)
@@ -128,6 +171,7 @@ def test_standard_states_meet_no_cycle_in_a_small_shard_and_casella_closes():
     (dict(strategy="states", deck=SMALL, players=3), "two-player states"),
     (dict(strategy="states", deck=SMALL, states={"max_states": 0}), "states.max_states must be at least 1"),
     (dict(strategy="states", deck=SMALL, states={"width": 3}), "unknown key 'width'"),
+    (dict(strategy="states", deck=SMALL, states={"max_imbalance": -1}), "states.max_imbalance must not be negative"),
 ])
 def test_bad_states_configs_are_refused(values, message, tmp_path):
     with pytest.raises(BmnError, match=message):

@@ -5,6 +5,9 @@ may lie on one or lead into one, and most states are not deals: hands of any siz
 random states of the stream (seed, shard): state j is deal j of the random stream (kernels/rng.py)
 cut at a random place drawn after it, hand 1 holding the first part and leading. Every state with
 both hands holding cards is equally likely (the census's states, kernels/strategies/census.py).
+With `max_imbalance = K` only the states whose hands are at most K cards from equal hands are
+sampled, each of them equally likely (kernels/sweep `run_random_states`): cycles favour hands near
+equal (docs/atlas.md, "Where to aim").
 
 Every cycle met is reported once per shard (a CycleRow) with:
   - `basin`: the shard's random states that entered it (summed over shards: how often the hunt
@@ -33,12 +36,13 @@ from ..tally import Candidate, CycleRow, ShardResult
 
 
 def run_states(space, seed: int, shard: int, count: int, *, start: int = 0, max_states: int = DEFAULT_MAX_STATES,
-               device: str = "cpu") -> ShardResult:
-    """States start..start+count-1 of the stream (seed, shard), each cycle met with its closure.
+               max_imbalance: int | None = None, device: str = "cpu") -> ShardResult:
+    """States start..start+count-1 of the stream (seed, shard), each cycle met with its closure; with
+    `max_imbalance`, only states whose hands are at most that many cards from equal hands.
 
     The states are played on `device` (the same states and result on either); the closures are
     searched on the CPU."""
-    played = run_random_states(space, seed, shard, count, start=start, device=device)
+    played = run_random_states(space, seed, shard, count, start=start, device=device, max_imbalance=max_imbalance)
     result = ShardResult.empty(space.players)
     result.deals, result.cards, result.cycles = played.deals, played.cards, played.cycles
     first: dict[str, Candidate] = {}  # each cycle's first state met (by index), and how many entered it
@@ -63,8 +67,17 @@ class States(StreamShards):
     summary = "random trick-boundary states (any hand sizes): every cycle met, with its backward closure"
     params = (
         Param("max_states", DEFAULT_MAX_STATES, "ancestor states a cycle's closure search visits at most"),
+        Param("max_imbalance", None, "only states whose hands are at most this many cards from equal hands "
+                                     "(|hand 1 - hand 2| // 2; not set: every state)", minimum=0, optional=True),
     )
     gpu = True
+
+    def identity(self, params: dict) -> dict:
+        """Without max_imbalance, what a run computes is identified as before the key existed."""
+        ident = super().identity(params)
+        if ident.get("max_imbalance") is None:
+            ident.pop("max_imbalance", None)
+        return ident
 
     def deal_space(self, config) -> DealSpace:
         """The deck with hands as equal as it allows (each state is cut at its own place; an odd deck

@@ -11,6 +11,7 @@ same ShardResult on either: which deals a shard holds and which it keeps do not 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from importlib import import_module
 
 import numpy as np
@@ -28,8 +29,8 @@ from .modes import EXHAUSTIVE, NO_FINITE, RANDOM, STATES
 # Each device's sweeps, by module (the GPU's imports numba-cuda, so it is imported when first asked for).
 DEVICES = {"cpu": "kernels.sweep.cpu", "gpu": "kernels.sweep.gpu"}
 
-__all__ = ["DEVICES", "EXHAUSTIVE", "NO_FINITE", "RANDOM", "STATES", "engine_for", "run_exhaustive", "run_random",
-           "run_random_states", "states_at"]
+__all__ = ["DEVICES", "EXHAUSTIVE", "NO_FINITE", "RANDOM", "STATES", "engine_for", "near_cuts", "run_exhaustive",
+           "run_random", "run_random_states", "states_at"]
 
 
 def on(device: str):
@@ -72,16 +73,29 @@ def run_random(space: DealSpace, seed: int, shard: int, count: int, *, start: in
                                  min_tricks=int(min_tricks), **_engine(device, engine))
 
 
+def near_cuts(total: int, max_imbalance: int) -> list[int]:
+    """The cuts (hand 1's cards) whose hands are at most `max_imbalance` cards from equal hands, as the
+    backward closure counts imbalance (|hand 1 - hand 2| // 2), each hand holding a card."""
+    return [c for c in range(1, total) if abs(2 * c - total) // 2 <= max_imbalance]
+
+
 def run_random_states(space: DealSpace, seed: int, shard: int, count: int, *, start: int = 0, engine: str = "auto",
-                      device: str = "cpu") -> ShardResult:
+                      device: str = "cpu", max_imbalance: int | None = None) -> ShardResult:
     """Random trick-boundary states start..start+count-1 of the stream (seed, shard), two players:
     deal j of the stream, hand 1 holding its first `random_cut` cards and leading.
+
+    With `max_imbalance`, only the states whose hands are that near equal (`near_cuts`, W of them):
+    state j is cut at the (j mod W)-th of them and its cards are deal j // W of that cut's own stream,
+    so the states are uniform over the near-equal ones and each is a random deal of one split.
 
     The result counts the states played, their cards and the states that cycle; every state that
     cycles is a candidate (its hands cut where it was; its index is j). Finished games are not
     tallied (a state is not a deal)."""
     if space.players != 2:
         raise BmnError("random states are two-player states")
+    if max_imbalance is not None:
+        return _near_states(space, seed, shard, count, start, near_cuts(space.deck.total, int(max_imbalance)),
+                            engine, device)
     key = stream_key(int(seed), int(shard))
     penalties = _penalties(space)
     tally = on(device).states_tally(space, key, penalties, int(start), int(count), **_engine(device, engine))
@@ -96,6 +110,27 @@ def run_random_states(space: DealSpace, seed: int, shard: int, count: int, *, st
     letters = space.deck.max_value <= 4
     result.candidates = [Candidate(format_deal([rows[k, :cuts[k]], rows[k, cuts[k]:]], letters), int(index[k]),
                                    GameResult.from_row(tally.cand_rows[k])) for k in range(kept)]
+    return result
+
+
+def _near_states(space: DealSpace, seed: int, shard: int, count: int, start: int, cuts: list[int], engine: str,
+                 device: str) -> ShardResult:
+    result = ShardResult.empty(space.players)
+    width, stop = len(cuts), start + count
+    for i, cut in enumerate(cuts):
+        first = max(0, -(-(start - i) // width))  # the deals m of this cut with start <= m * width + i < stop
+        last = (stop - 1 - i) // width
+        if last < first:
+            continue
+        part = DealSpace(space.deck, (cut, space.deck.total - cut))
+        played = on(device).run_random(part, stream_key(int(stream_key(int(seed), int(shard))), cut),
+                                       _penalties(space), first, last - first + 1, min_cards=NO_FINITE,
+                                       **_engine(device, engine))
+        result.deals += played.deals
+        result.cards += played.cards
+        result.cycles += played.cycles
+        result.candidates += [replace(c, index=c.index * width + i) for c in played.candidates]
+    result.candidates.sort(key=lambda c: c.index)
     return result
 
 
