@@ -115,7 +115,8 @@ def test_the_strategy_reference_lists_every_strategy_and_key():
                 default = param.default
                 expected = {None: "none", True: "true", False: "false"}.get(default, None) \
                     if default is None or isinstance(default, bool) else \
-                    (f'"{default}"' if isinstance(default, str) else ("[]" if default == [] else str(default)))
+                    (f'"{default}"' if isinstance(default, str) else json.dumps(default) if isinstance(default, list)
+                     else str(default))
                 assert shown == expected, f"docs/strategies.md, [{name}] {param.name}: {shown} != {expected}"
 
 

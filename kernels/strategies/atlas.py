@@ -33,6 +33,7 @@ its largest deck.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 from functools import lru_cache
@@ -197,7 +198,20 @@ def sample_sizes(config, params: dict) -> dict[str, int]:
 
 
 def layout(config, params: dict) -> list[Part]:
-    """The plan's parts in shard order: each deck's exact splits, then its sampled rows."""
+    """The plan's parts in shard order: each deck's exact splits, then its sampled rows (computed once
+    per search: the plan asks for them shard by shard)."""
+    key = (config.fingerprint(), json.dumps(params, sort_keys=True))
+    if key not in _LAYOUTS:
+        if len(_LAYOUTS) > 64:
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = _layout(config, params)
+    return _LAYOUTS[key]
+
+
+_LAYOUTS: dict[tuple[str, str], list[Part]] = {}
+
+
+def _layout(config, params: dict) -> list[Part]:
     parts = []
     sizes = sample_sizes(config, params)
     for deck in family(config, params):
@@ -264,7 +278,7 @@ def run_atlas(deck: str, split, lo: int, hi: int, balanced: bool, basins: bool, 
 class Atlas(Strategy):
     name = "atlas"
     own_table = "atlas"  # cluster/atlas.py builds it; `bmn atlas RUN` prints it
-    summary = "every deal of each deck of a family (penalty cards, plain cards from A to B): one row per deck"
+    summary = "each deck of a family (penalty cards, plain cards from A to B): every deal of the small decks, random deals and states of the large ones"
     params = (
         Param("plain", "", "plain-card counts of the family's decks, A:B (such as \"16:20\")", kind=str),
         Param("split", "equal", "equal: counts whose deck splits equally; near: every count, hands differing by "

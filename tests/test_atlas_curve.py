@@ -1,0 +1,93 @@
+"""The cycle-rate curve (benchmarks/atlas_curve.py): the fit recovers a known rate, its interval widens
+with the decks' scatter, a hunt is priced from it, and the committed rows of the two families
+(benchmarks/atlas/curve.csv) are those of atlas tables, every full deck's row among them."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import atlas_curve  # noqa: E402
+
+
+def synthetic(rate_at, cards, played, seed=0, family="standard", unit="deal", method="sampled"):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"family": family, "deck": [f"0:{c - 16},1:4,2:4,3:4,4:4" for c in cards], "cards": cards,
+                         "method": method, "unit": unit, "played": played,
+                         "cycling": [rng.poisson(p * rate_at(c)) for c, p in zip(cards, played)]})
+
+
+def test_the_fit_recovers_a_known_exponential_rate_and_its_interval_holds_it():
+    cards = np.arange(16, 40, 2)
+    truth = lambda c: 1e-3 * math.exp(-0.3 * (c - 16))  # noqa: E731
+    frame = synthetic(truth, cards, [10**9] * len(cards))
+    f = atlas_curve.fit(frame, "standard", "deal", "exponential")
+    assert f.per_card == pytest.approx(math.exp(-0.3), rel=0.02) and f.decks == len(cards)
+    at = f.predict([52]).iloc[0]
+    assert at["rate_lo"] < truth(52) < at["rate_hi"] and at["rate_lo"] < at["rate"] < at["rate_hi"]
+    assert f.dispersion == pytest.approx(1, abs=1)  # Poisson data: no more scatter than sampling
+
+
+def test_decks_that_scatter_widen_the_interval():
+    cards = np.arange(16, 40, 2)
+    steady = synthetic(lambda c: 1e-5, cards, [10**8] * len(cards))
+    sporadic = steady.copy()
+    sporadic.loc[::2, "cycling"] = 0  # every other deck never cycles
+    sporadic.loc[1::2, "cycling"] *= 2
+    calm, wild = (atlas_curve.fit(f, "standard", "deal") for f in (steady, sporadic))
+    assert wild.dispersion > 10 and calm.dispersion < 3
+    width = lambda f: np.log(f.predict([52]).iloc[0]["rate_hi"] / f.predict([52]).iloc[0]["rate_lo"])  # noqa: E731
+    assert width(wild) > 3 * width(calm)
+
+
+def test_a_deck_counts_once_its_exact_row_first():
+    exact = synthetic(lambda c: 1e-4, [16, 18], [10**7, 10**7], method="exact")
+    sampled = synthetic(lambda c: 1e-4, [18, 20], [10**6, 10**6], seed=1)
+    rows = atlas_curve.points(pd.concat([sampled, exact]), "standard", "deal")
+    assert list(rows["cards"]) == [16, 18, 20] and list(rows["method"]) == ["exact", "exact", "sampled"]
+    assert atlas_curve.points(exact, "standard", "state").empty
+
+
+def test_a_hunt_is_priced_from_the_rate_and_its_bounds():
+    cost = atlas_curve.hunt(1e-12, 1e-13, 1e-11)
+    assert cost.games_per_cycle == (1e12, 1e11, 1e13)  # expected; at the upper bound; at the lower
+    assert cost.gpu_hours[0] == pytest.approx(1e12 / atlas_curve.GPU_GAMES_S / 3600)
+    assert cost.gpu_dollars[0] == pytest.approx(cost.gpu_hours[0] * atlas_curve.GPU_DOLLARS_H)
+    assert cost.cpu_dollars[2] == pytest.approx(1e13 / atlas_curve.CPU_GAMES_S / 3600 * atlas_curve.CPU_DOLLARS_H)
+    assert atlas_curve.hunt(1e-12, 0.0, 1e-11).games_per_cycle[2] == math.inf  # no lower bound: no upper cost
+
+
+def test_the_families_of_decks():
+    assert [atlas_curve.family_of(d) for d in ("0:8,1:4,2:4,3:4,4:4", "standard", "0:2,1:4,2:4,3:4", "camicia",
+                                               "1:4,2:4,3:4")] == ["standard"] * 2 + ["camicia"] * 3
+    assert atlas_curve.family_of("0:2,1:2,2:2,3:2") == "1:2,2:2,3:2"
+
+
+def test_the_committed_rows_are_the_two_families_small_to_full():
+    frame = pd.read_csv(atlas_curve.CURVE_CSV)
+    assert list(frame.columns) == atlas_curve.COLUMNS
+    for family, full, first in (("standard", 52, 16), ("camicia", 40, 12)):
+        rows = frame[frame["family"] == family]
+        assert set(rows["cards"]) == set(range(first, full + 1, 2))
+        assert {(m, u) for m, u in zip(rows["method"], rows["unit"])} >= {("exact", "deal"), ("sampled", "deal"),
+                                                                           ("sampled", "state")}
+        assert (rows[rows["cards"] == full]["method"] == "sampled").all()
+        sampled = rows[rows["method"] == "sampled"]
+        assert (sampled["rate_lo"] <= sampled["rate"]).all() and (sampled["rate"] <= sampled["rate_hi"]).all()
+        assert (sampled["rate_hi"] > 0).all() and (sampled["played"] > 10**7).all()
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "atlas_curve.py")], capture_output=True,
+                          text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    for line in ("standard, per deal:", "standard, per state:", "camicia, per deal:", "camicia, per state:"):
+        assert line in done.stdout
+    assert done.stdout.count("H200-hours") == 8
