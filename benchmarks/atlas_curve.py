@@ -1,11 +1,12 @@
 """The cycle-rate curve: how often deals and states of a composition cycle, from small decks to full ones.
 
-Reads atlas tables (runs of benchmarks/atlas/standard.toml and camicia.toml, or the CSV of their rows
-committed as benchmarks/atlas/curve.csv), fits the rate of cycling against the deck's size for each
-family and unit (deal, state), and prices a hunt for a full deck's cycle:
+Reads atlas tables (runs of benchmarks/atlas/standard.toml, camicia.toml, camicia-style.toml and
+two-suit.toml, or the CSV of their rows committed as benchmarks/atlas/curve.csv), fits the rate of
+cycling against the deck's size for each family and unit (deal, state) where its decks cycle, bounds
+it where they do not, and prices a hunt for a full deck's cycle:
 
     python benchmarks/atlas_curve.py                        # the committed rows
-    python benchmarks/atlas_curve.py runs/atlas-standard runs/atlas-camicia
+    python benchmarks/atlas_curve.py runs/atlas-standard runs/atlas-camicia ...
     python benchmarks/atlas_curve.py RUN ... --write-csv benchmarks/atlas/curve.csv
 
 The fit: the cycling count of each deck's row is Poisson with mean `played x rate(cards)`, the rate a
@@ -14,8 +15,10 @@ a generalised linear model (statsmodels) with `played` as the exposure. The deck
 about any smooth curve by more than sampling alone (a deck cycles or, sporadically, does not), so the
 dispersion is estimated from the data (quasi-Poisson: Pearson's chi-square over the residual degrees of
 freedom, never below 1) and widens every interval. A deck with an exact row contributes that row; a
-sampled deck its sample. The extrapolation to the full deck is a model: its interval is the fit's 95%
-interval at 52 (or 40) cards, and the two curves' spread is a second measure of what is not known.
+sampled deck its sample. A family none of whose decks cycles supports no curve: its full deck's rate
+is then bracketed, above by that deck's own sample (the 95% bound) and below by the cycles known on
+it (the states, or balanced deals, that enter them, from their backward closures, over all of the
+deck's states or deals: an exact count, so a floor).
 
 A hunt's price: the expected games per cycle (1 / rate) at the GPU sweep's throughput (1.23 G random
 standard deals a second on one H200, a model from the compiled kernel: benchmarks/README.md, "The GPU
@@ -38,7 +41,12 @@ HERE = Path(__file__).resolve().parent
 CURVE_CSV = HERE / "atlas" / "curve.csv"
 COLUMNS = ["family", "deck", "cards", "plain", "penalty_cards", "method", "unit", "played", "cycling", "rate",
            "rate_lo", "rate_hi", "cycles", "periods", "cpu_s"]
-FAMILIES = {"1:4,2:4,3:4,4:4": ("standard", 52), "1:4,2:4,3:4": ("camicia", 40)}  # penalty cards -> name, full deck
+# penalty cards -> the family's name and its full deck's cards (None: a family of small decks only)
+FAMILIES = {"1:4,2:4,3:4,4:4": ("standard", 52), "1:4,2:4,3:4": ("camicia", 40),
+            "1:2,2:2,3:2": ("camicia-style", None), "1:2,2:2,3:2,4:2": ("two-suit", None)}
+# A cycle known on each full deck (tests/helpers.py): Casella's (2024) and Zanotto's.
+KNOWN = {"standard": ("Casella's", "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA"),
+         "camicia": ("Zanotto's", "--K-Q-Q-K-KJ-----KJ-/--J--Q----Q-------J-")}
 MODELS = ("exponential", "power")
 GPU_GAMES_S = 1.23e9  # model: one H200, random standard deals (benchmarks/README.md, "The GPU sweep")
 GPU_DOLLARS_H = 3.50  # assumed price of one H200-hour (cloud list prices vary, about $2-10)
@@ -100,10 +108,13 @@ class Fit:
         return math.exp(self.slope) if self.model == "exponential" else self.slope
 
 
-def fit(frame: pd.DataFrame, family: str, unit: str, model: str = "exponential") -> Fit:
+def fit(frame: pd.DataFrame, family: str, unit: str, model: str = "exponential") -> Fit | None:
+    """The curve fitted to a family's decks (None where no deck cycles: the data support no curve)."""
     import statsmodels.api as sm
 
     rows = points(frame, family, unit)
+    if not (rows["cycling"] > 0).any():
+        return None
     cards = rows["cards"].to_numpy(dtype=float)
     x = np.column_stack([np.ones_like(cards), cards if model == "exponential" else np.log(cards)])
     glm = sm.GLM(rows["cycling"].to_numpy(dtype=float), x, family=sm.families.Poisson(),
@@ -137,28 +148,81 @@ def sci(value: float) -> str:
     return "inf" if not math.isfinite(value) else f"{value:.2g}" if value < 1e4 else f"{value:.1e}"
 
 
+@dataclass
+class Floor:
+    """The cycles known on a full deck: the states and balanced deals entering them, over all of them."""
+
+    name: str
+    states: int  # entering the known cycle (its complete backward closure)
+    deals: int  # balanced deals among them
+    all_states: int
+    all_deals: int
+
+    def rate(self, unit: str) -> float:
+        return self.deals / self.all_deals if unit == "deal" else self.states / self.all_states
+
+
+def floor(family: str) -> Floor | None:
+    """The known cycle's closure on the family's full deck (kernels/backward.py), counted exactly."""
+    if family not in KNOWN:
+        return None
+    from kernels.backward import closure
+    from kernels.dealspace import _multinomial
+    from kernels.decks import parse_deck
+    from kernels.notation import parse_deal
+
+    name, deal = KNOWN[family]
+    found = closure(parse_deal(deal), max_states=10**7)
+    if found.truncated:
+        return None
+    deck = parse_deck(family)
+    orders = _multinomial(deck.counts)
+    return Floor(name, found.states, len(found.deals), orders * (deck.total - 1), orders)
+
+
+def _cost(cost: Hunt, unit: str) -> str:
+    return (f"{sci(cost.games_per_cycle[0])} {unit}s a cycle, {sci(cost.gpu_hours[0])} H200-hours "
+            f"(${sci(cost.gpu_dollars[0])}), {sci(cost.cpu_core_hours[0])} core-hours (${sci(cost.cpu_dollars[0])})")
+
+
 def report(frame: pd.DataFrame) -> str:
+    """Each family and unit: its decks and games, the fitted curves (or, where none cycles, the bracket
+    on its full deck's rate) and what a hunt on its full deck costs."""
     lines = []
-    for family, (name, full) in ((f, FAMILIES[p]) for p, (f, _) in FAMILIES.items()):
-        if not (frame["family"] == family).any():
-            continue
+    for name, full in FAMILIES.values():
         for unit in ("deal", "state"):
-            rows = points(frame, family, unit)
+            rows = points(frame, name, unit)
             if rows.empty:
                 continue
-            lines.append(f"{family}, per {unit}: {len(rows)} decks ({rows['cards'].min()}-{rows['cards'].max()} "
-                         f"cards), {int(rows['cycling'].sum()):,} cycling of {int(rows['played'].sum()):,} played")
+            lines.append(f"{name}, per {unit}: {len(rows)} decks ({rows['cards'].min()}-{rows['cards'].max()} cards), "
+                         f"{int(rows['cycling'].sum()):,} cycling of {int(rows['played'].sum()):,} played, "
+                         f"{int((rows['cycling'] > 0).sum())} decks cycling")
             for model in MODELS:
-                f = fit(frame, family, unit, model)
-                at = f.predict([full]).iloc[0]
-                cost = hunt(at["rate"], at["rate_lo"], at["rate_hi"])
-                shape = (f"x{f.per_card:.3f} per card" if model == "exponential" else f"cards^{f.per_card:.2f}")
-                lines.append(
-                    f"  {model:11s} rate {shape}, dispersion {f.dispersion:.1f}, {f.cycling_decks} of {f.decks} decks "
-                    f"cycling; at {full} cards {sci(at['rate'])} [{sci(at['rate_lo'])}, {sci(at['rate_hi'])}]: "
-                    f"{sci(cost.games_per_cycle[0])} {unit}s a cycle [{sci(cost.games_per_cycle[1])}, "
-                    f"{sci(cost.games_per_cycle[2])}], {sci(cost.gpu_hours[0])} H200-hours "
-                    f"[{sci(cost.gpu_hours[1])}, {sci(cost.gpu_hours[2])}], ${sci(cost.gpu_dollars[0])}")
+                f = fit(frame, name, unit, model)
+                if f is None:
+                    continue
+                target = full or int(rows["cards"].max())
+                at = f.predict([target]).iloc[0]
+                shape = f"x{f.per_card:.3f} per card" if model == "exponential" else f"cards^{f.per_card:.2f}"
+                line = (f"  {model} fit: rate {shape}, dispersion {f.dispersion:.1f}; at {target} cards "
+                        f"{sci(at['rate'])} [{sci(at['rate_lo'])}, {sci(at['rate_hi'])}]")
+                if full:
+                    line += ": " + _cost(hunt(at["rate"], at["rate_lo"], at["rate_hi"]), unit)
+                lines.append(line)
+            if full and not (rows["cycling"] > 0).any():
+                own = rows[rows["cards"] == full]
+                lines.append("  no deck cycles: no curve to fit")
+                if not own.empty:
+                    bound = float(own["rate_hi"].iloc[0])
+                    lines.append(f"  at {full} cards the rate is below {sci(bound)} (95%, {int(own['played'].iloc[0]):,} "
+                                 f"played): a hunt needs at least " + _cost(hunt(bound, bound, bound), unit))
+                known = floor(name)
+                if known is not None:
+                    rate = known.rate(unit)
+                    entering = known.deals if unit == "deal" else known.states
+                    lines.append(f"  {known.name} cycle: {entering:,} {unit}s of {sci(known.all_deals if unit == 'deal' else known.all_states)} "
+                                 f"enter it, so the rate is at least {sci(rate)}: a hunt needs at most "
+                                 + _cost(hunt(rate, rate, rate), unit))
     return "\n".join(lines)
 
 

@@ -70,10 +70,28 @@ def test_a_hunt_is_priced_from_the_rate_and_its_bounds():
 def test_the_families_of_decks():
     assert [atlas_curve.family_of(d) for d in ("0:8,1:4,2:4,3:4,4:4", "standard", "0:2,1:4,2:4,3:4", "camicia",
                                                "1:4,2:4,3:4")] == ["standard"] * 2 + ["camicia"] * 3
-    assert atlas_curve.family_of("0:2,1:2,2:2,3:2") == "1:2,2:2,3:2"
+    assert atlas_curve.family_of("0:2,1:2,2:2,3:2") == "camicia-style"
+    assert atlas_curve.family_of("0:2,1:3,2:3") == "1:3,2:3"
 
 
-def test_the_committed_rows_are_the_two_families_small_to_full():
+def test_a_family_without_a_cycling_deck_has_no_curve():
+    assert atlas_curve.fit(synthetic(lambda c: 0.0, [16, 18, 20], [10**6] * 3), "standard", "deal") is None
+
+
+def test_the_floor_is_the_known_cycles_closure_over_the_whole_deck():
+    """Casella's cycle on the standard deck, Zanotto's on the Camicia deck: the states and balanced deals
+    entering them, from complete closures, over all states (every split) and all balanced deals."""
+    from kernels.dealspace import DealSpace
+    from kernels.decks import parse_deck
+
+    standard, camicia = atlas_curve.floor("standard"), atlas_curve.floor("camicia")
+    assert (standard.states, standard.deals, camicia.states, camicia.deals) == (2670, 30, 1215, 90)
+    assert standard.all_deals == DealSpace.of(parse_deck("standard")).count == 653_534_134_886_878_245_000
+    assert standard.all_states == standard.all_deals * 51 and camicia.all_states == camicia.all_deals * 39
+    assert camicia.rate("deal") == 90 / camicia.all_deals and atlas_curve.floor("two-suit") is None
+
+
+def test_the_committed_rows_are_the_families_small_to_full():
     frame = pd.read_csv(atlas_curve.CURVE_CSV)
     assert list(frame.columns) == atlas_curve.COLUMNS
     for family, full, first in (("standard", 52, 16), ("camicia", 40, 12)):
@@ -84,10 +102,19 @@ def test_the_committed_rows_are_the_two_families_small_to_full():
         assert (rows[rows["cards"] == full]["method"] == "sampled").all()
         sampled = rows[rows["method"] == "sampled"]
         assert (sampled["rate_lo"] <= sampled["rate"]).all() and (sampled["rate"] <= sampled["rate_hi"]).all()
-        assert (sampled["rate_hi"] > 0).all() and (sampled["played"] > 10**7).all()
+        assert (sampled["rate_hi"] > 0).all() and (sampled["played"] > 10**8).all()
+    for family in ("camicia-style", "two-suit"):  # the families of two of each value, whose decks cycle
+        rows = frame[frame["family"] == family]
+        assert (rows["method"] == "exact").all() and (rows["cycling"] > 0).sum() >= 3
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "atlas_curve.py")], capture_output=True,
                           text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
-    for line in ("standard, per deal:", "standard, per state:", "camicia, per deal:", "camicia, per state:"):
-        assert line in done.stdout
-    assert done.stdout.count("H200-hours") == 8
+    for family in ("standard", "camicia", "camicia-style", "two-suit"):
+        for unit in ("deal", "state"):
+            assert f"{family}, per {unit}: " in done.stdout
+    for family in ("camicia-style", "two-suit"):
+        block = done.stdout.split(f"{family}, per deal: ")[1].split(", per state: ")[0]
+        assert "exponential fit: rate x" in block and "power fit: rate cards^" in block
+    for family, cycle in (("standard", "Casella's cycle: 30 deals"), ("camicia", "Zanotto's cycle: 90 deals")):
+        block = done.stdout.split(f"{family}, per deal: ")[1]
+        assert cycle in block or "exponential fit" in block.split("\n")[1]

@@ -8,6 +8,9 @@ sampled rows reproduced by seed on a real Ray cluster with another number of wor
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +25,7 @@ from kernels.strategies.atlas import MIN_SAMPLE, SIZING_RATES, AtlasShard, famil
 
 from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of
 
+BMN = Path(sys.executable).parent / "bmn"
 CAMICIA_STYLE = "1:2,2:2,3:2"  # two each of J Q K
 STANDARD = "1:4,2:4,3:4,4:4"  # four each of J Q K A
 FAST = SIZING_RATES["fast"][1]
@@ -170,6 +174,12 @@ def test_sampled_rows_are_the_same_on_any_number_of_workers(ray_address, tmp_pat
     assert run_search(config).state == "finished"
     tables = tables_of(tmp_path / "ray")
     assert_same_tables(tables, direct_tables(config))
+    shown = subprocess.run([str(BMN), "atlas", str(tmp_path / "ray")], capture_output=True, text=True)
+    lines = shown.stdout.splitlines()
+    assert shown.returncode == 0 and lines[0].split()[3:9] == ["method", "unit", "played", "cycling", "rate_lo",
+                                                                "rate_hi"]
+    assert [line.split()[3:5] for line in lines[2:-1]] == [["exact", "deal"], ["sampled", "deal"],
+                                                          ["sampled", "state"]] * 2 and lines[-1] == "(6 rows)"
     other = direct_tables(make_config(tmp_path / "seed", **{**SMALL, "seed": 6, "shard_size": 100_000,
                                                            "atlas": {**SMALL["atlas"], "plain": "10:12",
                                                                      "census": False}}))
