@@ -9,6 +9,7 @@ the arm samples (what the measured rate should be near).
 
     python benchmarks/states_bias.py                       # three decks, 20 CPU-seconds an arm
     python benchmarks/states_bias.py --seconds 60 --decks 0:10,1:2,2:2,3:2
+    python benchmarks/states_bias.py --census              # only the census's rates by imbalance (exact)
 """
 
 from __future__ import annotations
@@ -56,11 +57,30 @@ def compare(deck: str, seconds: float, seed: int = 1) -> list[dict]:
     return [{**a, "cycles": len(a["cycles"])} for a in arms.values()]
 
 
+def census_table(decks: list[str]) -> None:
+    """Each deck's exact rate of cycling over all its states and over those near equal hands."""
+    print("| deck | cards | states | cycling | rate, every state | imbalance <= 2 | imbalance <= 1 | equal hands |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for deck in decks:
+        total = parse_deck(deck).total
+        exact = census_rates(deck)
+        orders = _multinomial(parse_deck(deck).counts)
+        every = sum(exact.values()) / len(exact)
+        near = {k: sum(exact[c] for c in near_cuts(total, k)) / len(near_cuts(total, k)) for k in (2, 1, 0)}
+        print(f"| `{deck}` | {total} | {orders * (total - 1):,} | {round(every * orders * (total - 1)):,} "
+              f"| {every * 1e6:.1f} per M | " + " | ".join(f"{near[k] * 1e6:.1f} per M ({near[k] / every:.2f}x)"
+                                                        for k in (2, 1, 0)) + " |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=20.0, help="CPU-seconds each arm plays (default 20)")
     parser.add_argument("--decks", default=";".join(DECKS), help="decks separated by ';'")
+    parser.add_argument("--census", action="store_true", help="only the census's exact rates by imbalance")
     args = parser.parse_args()
+    if args.census:
+        census_table(args.decks.split(";"))
+        return
     print("| deck | cards | arm | states/CPU-s | cycling states/CPU-s | vs every state | distinct cycles met "
           "| cycling rate measured | census rate of its cuts |")
     print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
