@@ -309,9 +309,9 @@ class ShardPool:
         self.completed += len(shards)
         self.last_result = time.time()
         outcomes = []
-        for shard, (table, figures) in zip(shards, results):
+        for shard, (rows, figures) in zip(shards, results):
             self.slowest = max(self.slowest or 0.0, figures.elapsed_s)
-            outcomes.append(Outcome(shard, self.attempts[shard.id], table, figures))
+            outcomes.append(Outcome(shard, self.attempts[shard.id], rows.table(), figures))
         return outcomes
 
     def _expire(self) -> list[Outcome]:

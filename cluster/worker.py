@@ -4,8 +4,9 @@ run wants (`Workers`: the run's policy for CPUs and GPUs, which the pool asks).
 
 Only the shard's small description travels to the actor (its `Shard`: id and parameters, and the
 input deals for strategies that take a deals file); the deals are generated in the actor, the
-kernels run there (a `ShardResult`), and the shard's candidate rows and its figures (`ShardFigures`)
-travel back to the coordinator, which makes its summary and writes its file.
+kernels run there (a `ShardResult`), and the shard's candidate rows (`ShardRows`, plain values) and
+its figures (`ShardFigures`) travel back to the coordinator, which makes its table and summary and
+writes its file.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import os
 import time
 
 import numba
-import pyarrow as pa
 import ray
 
 from kernels.dealspace import DealSpace
@@ -25,7 +25,7 @@ from kernels.strategies import Shard, ShardResult, get, run_shard as run_strateg
 from .config import SearchConfig
 from .plan import Plan
 from .summary import ShardFigures
-from .tables import games_table
+from .tables import ShardRows
 
 
 def run_shard(deck: str, split: tuple[int, ...], shard: Shard, device: str = "cpu") -> ShardResult:
@@ -74,15 +74,14 @@ class ShardRunner:
         node_id = ray.get_runtime_context().get_node_id() if ray.is_initialized() else "local"
         return {"where": self.where, "pid": os.getpid(), "node_id": node_id, "gpu": self.gpu}
 
-    def run(self, shard: Shard) -> tuple[pa.Table, ShardFigures]:
-        """The shard's candidate rows (the games table's columns) and its figures."""
+    def run(self, shard: Shard) -> tuple[ShardRows, ShardFigures]:
+        """The shard's candidate rows (its games rows once the driver makes the table) and its figures."""
         t0 = time.perf_counter()
         result = run_shard(self.deck, self.split, shard, self.device)
         figures = ShardFigures.from_result(result, elapsed_s=time.perf_counter() - t0, worker=self.where)
-        table = games_table(result.candidates, shard.strategy, shard.id, result.deck or self.deck, result.rank_base)
-        return table, figures
+        return ShardRows(result.candidates, shard.strategy, shard.id, result.deck or self.deck, result.rank_base), figures
 
-    def run_batch(self, shards: list[Shard]) -> list[tuple[pa.Table, ShardFigures]]:
+    def run_batch(self, shards: list[Shard]) -> list[tuple[ShardRows, ShardFigures]]:
         """Shards one after another, each its own rows and figures: what the pool calls (one shard on a
         CPU actor, `gpu_batch` of them on a GPU actor)."""
         self._on_its_core()
