@@ -5,7 +5,7 @@ One path for data, a shard in five forms:
     Shard         (kernels/strategies/base.py) what shard k computes: the plan's, sent to an actor as it is
     ShardResult   (kernels/tally.py) what the kernels computed, in the actor
     Outcome       (pool.py) what came back: the shard's games rows (sent as ShardRows, plain values,
-                  made a table on arrival) and ShardFigures, or its last error
+                  made a table on arrival: worker.py) and ShardFigures, or its last error
     ShardSummary  (summary.py) the shard's record, made here from its outcome, written with its rows
                   in the shard file, in one step (writer.py)
     RunContents   (tables.py) the shard files read back, each shard once: the summary tables are

@@ -53,6 +53,7 @@ from kernels.errors import BmnError
 from kernels.strategies import Shard
 
 from .summary import ShardFigures
+from .tables import games_table
 
 AUTO_FACTOR = 10.0  # an automatic deadline: this many times the slowest shard so far ...
 AUTO_MIN_S = 300.0  # ... and at least this long
@@ -311,7 +312,7 @@ class ShardPool:
         outcomes = []
         for shard, (rows, figures) in zip(shards, results):
             self.slowest = max(self.slowest or 0.0, figures.elapsed_s)
-            outcomes.append(Outcome(shard, self.attempts[shard.id], rows.table(), figures))
+            outcomes.append(Outcome(shard, self.attempts[shard.id], games_table(*rows), figures))
         return outcomes
 
     def _expire(self) -> list[Outcome]:

@@ -25,7 +25,7 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from typing import NamedTuple, Sequence
+from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -89,22 +89,6 @@ CYCLES_SCHEMA = pa.schema([
 ])
 
 HISTOGRAM_SCHEMA = pa.schema([("cards", pa.int64()), ("games", pa.int64())])
-
-
-class ShardRows(NamedTuple):
-    """A shard's candidate deals as its worker sends them back: plain values, its games rows once
-    `table()` makes them on the driver. (An actor that made the Arrow table itself would import
-    pandas, which pyarrow loads at its first array wherever pandas is installed: a quarter of a
-    second of every actor's start, for nothing the actor needs.)"""
-
-    candidates: list[Candidate]
-    strategy: str
-    shard: int
-    deck: str
-    rank_base: int | None
-
-    def table(self) -> pa.Table:
-        return games_table(*self)
 
 
 def games_table(candidates: list[Candidate], strategy: str, shard: int, deck: str, rank_base: int | None) -> pa.Table:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import time
+from typing import NamedTuple
 
 import numba
 import ray
@@ -21,11 +22,25 @@ from kernels.dealspace import DealSpace
 from kernels.decks import parse_deck
 from kernels.errors import BmnError
 from kernels.strategies import Shard, ShardResult, get, run_shard as run_strategy_shard
+from kernels.tally import Candidate
 
 from .config import SearchConfig
 from .plan import Plan
 from .summary import ShardFigures
-from .tables import ShardRows
+
+
+class ShardRows(NamedTuple):
+    """A shard's candidate deals as its worker sends them back: plain values, which the driver makes
+    into the shard's games rows (`tables.games_table(*rows)`). The actor builds no Arrow table and does
+    not import the tables module: pyarrow loads pandas at its first array wherever pandas is
+    installed, and the tables module pyarrow.compute, a third of a second of every actor's start
+    for nothing the actor needs."""
+
+    candidates: list[Candidate]
+    strategy: str
+    shard: int
+    deck: str
+    rank_base: int | None
 
 
 def run_shard(deck: str, split: tuple[int, ...], shard: Shard, device: str = "cpu") -> ShardResult:

@@ -22,7 +22,7 @@ from cluster.config import build_config, resolve
 from cluster.plan import Plan, Shard
 from cluster.storage import RunStore
 from cluster.summary import ShardSummary
-from cluster.tables import RunContents, build_tables, read_contents
+from cluster.tables import RunContents, build_tables, games_table, read_contents
 from cluster.worker import ShardRunner
 
 # Credentials for moto's S3 server (it accepts any).
@@ -46,7 +46,7 @@ def play_shard(runner: ShardRunner, shard: Shard) -> tuple[pa.Table, ShardSummar
     """A shard played as a search plays it, without Ray: its games rows and its summary (a first try's,
     not signed by a run)."""
     rows, figures = runner.run(shard)
-    return rows.table(), ShardSummary.of(shard, figures, attempts=1, run=None)
+    return games_table(*rows), ShardSummary.of(shard, figures, attempts=1, run=None)
 
 
 def direct_tables(config) -> dict[str, pa.Table]:

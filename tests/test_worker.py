@@ -10,7 +10,7 @@ import pytest
 from cluster.config import build_config
 from cluster.plan import Plan
 from cluster.summary import ShardFigures
-from cluster.tables import GAMES_SCHEMA
+from cluster.tables import GAMES_SCHEMA, games_table
 from cluster.worker import ShardRunner, run_shard
 from kernels.errors import BmnError
 from kernels.strategies import run_random
@@ -22,7 +22,7 @@ def test_a_runner_returns_the_shards_rows_and_figures():
     runner = ShardRunner(config.deck, plan.space.split, config.strategy)
     assert runner.warm_up() == {"where": f"local:{os.getpid()}", "pid": os.getpid(), "node_id": "local", "gpu": None}
     rows, figures = runner.run(plan.shard(1))
-    table = rows.table()
+    table = games_table(*rows)
     direct = run_random(plan.space, 5, 1, 100, min_cards=500)
     assert isinstance(figures, ShardFigures) and (figures.deals, figures.worker) == (100, runner.where)
     assert (figures.cards, figures.max_cards, figures.candidates) == (direct.cards, direct.max_cards,
@@ -38,7 +38,7 @@ def test_a_census_shard_keeps_its_deck_and_reports_its_cycles():
     runner = ShardRunner(config.deck, plan.space.split, config.strategy)
     balanced = next(plan.shard(k) for k in range(plan.count) if plan.shard(k).params["balanced"])
     rows, figures = runner.run(balanced)
-    table = rows.table()
+    table = games_table(*rows)
     assert figures.cycle_rows and set(figures.cycle_ids) == {r.cycle_id for r in figures.cycle_rows}
     assert set(table["deck"].to_pylist()) == {"0:6,1:2,2:2"} and table.num_rows == figures.candidates
 
