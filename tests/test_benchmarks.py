@@ -19,6 +19,7 @@ SCRIPTS = sorted(BENCHMARKS.glob("*.py"))
 # How each script's main is run with the tiniest arguments it accepts: (argv as sys.argv[1:], or
 # None when main reads sys.argv itself; the arguments; what its output must contain).
 TINY = {
+    "atlas_curve": ([], [], "camicia, per deal: "),
     "atlas_speed": ([], ["0.001", "0:4,1:2,2:2", "0:3,1:2,2:1@3"], "standard, random"),
     "climb_vs_random": (None, ["2000", "1"], "climb longer in"),
     "cycle_probes": ([], ["states", "0:6,1:2,2:2", "0.05"], "500,000 random states"),
@@ -26,6 +27,7 @@ TINY = {
     "factory_reach": ([], ["0:8,1:2,2:2,3:2,4:2", "0.05", "tries=3000", "seed_states=500"], "beam 0:"),
     "longest_growth": (None, [], "strategy,seed,cpu_s,longest"),
     "longest_vs_random": (None, ["0.001", "1", "1000"], "longest longer than climb"),
+    "states_bias": (None, ["--seconds", "0.05", "--decks", "0:6,1:2,2:2"], "max_imbalance 1"),
 }
 # Scripts whose main starts servers or a Ray cluster (tens of seconds even with tiny arguments):
 # imported only, which still catches an import from a module that moved.
@@ -39,8 +41,10 @@ IMPORT_ONLY = {
 
 
 def load(script: Path):
-    spec = importlib.util.spec_from_file_location(f"benchmark_{script.stem}", script)
+    name = f"benchmark_{script.stem}"
+    spec = importlib.util.spec_from_file_location(name, script)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # as an import would (dataclasses look their module up there)
     spec.loader.exec_module(module)
     return module
 

@@ -93,6 +93,8 @@ class States(StreamShards):
 
     def shard(self, config, space, params, k):
         count = min(config.shard_size, config.deals - k * config.shard_size)
+        if params.get("max_imbalance") is None:  # every state: the shard's parameters as before the key
+            params = {key: v for key, v in params.items() if key != "max_imbalance"}
         return Shard(k, self.name, {"seed": config.seed, "shard": k, "count": count, **params})
 
     wrapper = staticmethod(run_states)
