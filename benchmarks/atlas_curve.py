@@ -8,6 +8,7 @@ it where they do not, and prices a hunt for a full deck's cycle:
     python benchmarks/atlas_curve.py                        # the committed rows
     python benchmarks/atlas_curve.py runs/atlas-standard runs/atlas-camicia ...
     python benchmarks/atlas_curve.py RUN ... --write-csv benchmarks/atlas/curve.csv
+    python benchmarks/atlas_curve.py --markdown             # docs/atlas.md's tables
 
 The fit: the cycling count of each deck's row is Poisson with mean `played x rate(cards)`, the rate a
 straight line on a log scale against the deck's cards ("exponential") or against log cards ("power"),
@@ -15,7 +16,9 @@ a generalised linear model (statsmodels) with `played` as the exposure. The deck
 about any smooth curve by more than sampling alone (a deck cycles or, sporadically, does not), so the
 dispersion is estimated from the data (quasi-Poisson: Pearson's chi-square over the residual degrees of
 freedom, never below 1) and widens every interval. A deck with an exact row contributes that row; a
-sampled deck its sample. A family none of whose decks cycles supports no curve: its full deck's rate
+sampled deck its sample; the decks below the first that cycles are left out (no deck that small has
+a cycle at all: a threshold, not the curve), and a family with fewer than three decks that cycle
+supports no curve. A family none of whose decks cycles has its full deck's rate
 is then bracketed, above by that deck's own sample (the 95% bound) and below by the cycles known on
 it (the states, or balanced deals, that enter them, from their backward closures, over all of the
 deck's states or deals: an exact count, so a floor).
@@ -48,6 +51,7 @@ FAMILIES = {"1:4,2:4,3:4,4:4": ("standard", 52), "1:4,2:4,3:4": ("camicia", 40),
 KNOWN = {"standard": ("Casella's", "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA"),
          "camicia": ("Zanotto's", "--K-Q-Q-K-KJ-----KJ-/--J--Q----Q-------J-")}
 MODELS = ("exponential", "power")
+MIN_CYCLING_DECKS = 3  # a curve of two parameters and its dispersion need at least this many decks that cycle
 GPU_GAMES_S = 1.23e9  # model: one H200, random standard deals (benchmarks/README.md, "The GPU sweep")
 GPU_DOLLARS_H = 3.50  # assumed price of one H200-hour (cloud list prices vary, about $2-10)
 CPU_GAMES_S = 2.0e6  # measured per core, `bmn bench` (the fast engine, standard deals)
@@ -109,12 +113,14 @@ class Fit:
 
 
 def fit(frame: pd.DataFrame, family: str, unit: str, model: str = "exponential") -> Fit | None:
-    """The curve fitted to a family's decks (None where no deck cycles: the data support no curve)."""
+    """The curve fitted to a family's decks from the first that cycles on (the smaller decks have no
+    cycle at all: a threshold, not the curve's tail); None where fewer than MIN_CYCLING_DECKS cycle."""
     import statsmodels.api as sm
 
     rows = points(frame, family, unit)
-    if not (rows["cycling"] > 0).any():
+    if (rows["cycling"] > 0).sum() < MIN_CYCLING_DECKS:
         return None
+    rows = rows[rows["cards"] >= rows.loc[rows["cycling"] > 0, "cards"].min()]  # from the first deck that cycles
     cards = rows["cards"].to_numpy(dtype=float)
     x = np.column_stack([np.ones_like(cards), cards if model == "exponential" else np.log(cards)])
     glm = sm.GLM(rows["cycling"].to_numpy(dtype=float), x, family=sm.families.Poisson(),
@@ -209,9 +215,12 @@ def report(frame: pd.DataFrame) -> str:
                 if full:
                     line += ": " + _cost(hunt(at["rate"], at["rate_lo"], at["rate_hi"]), unit)
                 lines.append(line)
-            if full and not (rows["cycling"] > 0).any():
-                own = rows[rows["cards"] == full]
+            if 0 < (rows["cycling"] > 0).sum() < MIN_CYCLING_DECKS:
+                lines.append(f"  fewer than {MIN_CYCLING_DECKS} decks cycle: no curve to fit")
+            elif not (rows["cycling"] > 0).any():
                 lines.append("  no deck cycles: no curve to fit")
+            if full and fit(frame, name, unit) is None:  # the full deck's rate bracketed instead
+                own = rows[rows["cards"] == full]
                 if not own.empty:
                     bound = float(own["rate_hi"].iloc[0])
                     lines.append(f"  at {full} cards the rate is below {sci(bound)} (95%, {int(own['played'].iloc[0]):,} "
@@ -226,15 +235,59 @@ def report(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def markdown(frame: pd.DataFrame) -> str:
+    """docs/atlas.md's two tables: the fitted curves, and each full deck's rate (fitted, or bracketed)
+    with what a hunt for a cycle costs."""
+    fits = ["| family | unit | decks fitted (cycling) | exponential: rate per card added | power: exponent "
+            "| dispersion | at the full deck (or its largest) [95%] |", "| --- | --- | --- | ---: | ---: | ---: | --- |"]
+    hunts = ["| full deck | per | rate fitted [95%] | rate below (95%, its sample) | rate at least (known cycle) "
+             "| games a cycle | H200-hours a cycle (model) | dollars at $3.50 an H200-hour (assumed) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, full in FAMILIES.values():
+        for unit in ("deal", "state"):
+            rows = points(frame, name, unit)
+            exp, power = fit(frame, name, unit, "exponential"), fit(frame, name, unit, "power")
+            if exp is not None:
+                top = full or int(rows["cards"].max())
+                at = exp.predict([top]).iloc[0]
+                fits.append(f"| {name} | {unit} | {exp.decks} ({exp.cycling_decks}) | x{exp.per_card:.3f} "
+                            f"| {power.per_card:.1f} | {exp.dispersion:.1f} | {top} cards: {sci(at['rate'])} "
+                            f"[{sci(at['rate_lo'])}, {sci(at['rate_hi'])}] |")
+            known = floor(name) if full else None
+            own = rows[rows["cards"] == full] if full else rows.iloc[0:0]
+            if known is None or own.empty:
+                continue
+            bound, floor_rate = float(own["rate_hi"].iloc[0]), known.rate(unit)
+            if exp is not None:  # expected at the fitted rate, the range from its interval
+                at = exp.predict([full]).iloc[0]
+                fitted = f"{sci(at['rate'])} [{sci(at['rate_lo'])}, {sci(at['rate_hi'])}]"
+                cost = hunt(at["rate"], at["rate_lo"], at["rate_hi"])
+                span = [f"{sci(v[0])} [{sci(v[1])}, {sci(v[2])}]" for v in
+                        (cost.games_per_cycle, cost.gpu_hours, cost.gpu_dollars)]
+            else:  # between the bounds
+                fitted = "no curve"
+                low, high = hunt(bound, bound, bound), hunt(floor_rate, floor_rate, floor_rate)
+                span = [f"{sci(a[0])} to {sci(b[0])}" for a, b in
+                        ((low.games_per_cycle, high.games_per_cycle), (low.gpu_hours, high.gpu_hours),
+                         (low.gpu_dollars, high.gpu_dollars))]
+            entering = known.deals if unit == "deal" else known.states
+            out_of = known.all_deals if unit == "deal" else known.all_states
+            hunts.append(f"| {name} | {unit} | {fitted} | {sci(bound)} ({int(own['played'].iloc[0]):,}) "
+                         f"| {sci(floor_rate)} ({known.name}: {entering:,} of {sci(out_of)}) "
+                         f"| {span[0]} | {span[1]} | {span[2]} |")
+    return "\n".join(fits) + "\n\n" + "\n".join(hunts)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sources", nargs="*", default=[str(CURVE_CSV)], help="atlas runs, or one CSV of their rows")
     parser.add_argument("--write-csv", help="write the rows read to this CSV (benchmarks/atlas/curve.csv)")
+    parser.add_argument("--markdown", action="store_true", help="docs/atlas.md's tables of the fits and the hunts")
     args = parser.parse_args(argv)
     frame = load(args.sources)
     if args.write_csv:
         frame.to_csv(args.write_csv, index=False)
-    print(report(frame))
+    print(markdown(frame) if args.markdown else report(frame))
     return 0
 
 
