@@ -73,3 +73,23 @@ def test_the_camicia_cycle_is_its_own_mirror_after_half_a_period():
 
 def test_the_known_cycle_ids_differ():
     assert play_reference(parse_deal(CASELLA)).cycle_id == CASELLA_ID != ZANOTTO_ID
+
+
+def test_the_cycles_the_camicia_composition_family_met_replay_on_the_reference_player():
+    """tests/data/camicia_family_cycles.tsv: a balanced deal of each cycle that benchmarks/atlas/camicia.toml
+    met (four each of 1 2 3, 24 and 28 cards; docs/atlas.md, "From small decks to full ones"), its cycle
+    id and period as the reference player and the fast engine replay it."""
+    from pathlib import Path
+
+    from kernels.decks import parse_deck
+    from kernels.play import play
+
+    lines = [line.split("\t") for line in (Path(__file__).parent / "data" / "camicia_family_cycles.tsv").read_text()
+             .splitlines() if line and not line.startswith(("#", "deck\t"))]
+    assert len(lines) == 36 and {deck for deck, *_ in lines} == {"0:12,1:4,2:4,3:4", "0:16,1:4,2:4,3:4"}
+    for deck, cycle_id, tricks, cards, hands, _ in lines:
+        deal = parse_deal(hands)
+        assert sorted(v for hand in deal for v in hand) == sorted(parse_deck(deck).cards())
+        for r in (play_reference(deal), play(deal)):
+            assert (r.outcome, r.cycle_id, r.period_tricks, r.period_cards) == ("cycle", cycle_id, int(tricks),
+                                                                                int(cards))
