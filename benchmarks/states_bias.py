@@ -10,6 +10,14 @@ the arm samples (what the measured rate should be near).
     python benchmarks/states_bias.py                       # three decks, 20 CPU-seconds an arm
     python benchmarks/states_bias.py --seconds 60 --decks 0:10,1:2,2:2,3:2
     python benchmarks/states_bias.py --census              # only the census's rates by imbalance (exact)
+    python benchmarks/states_bias.py --shapes runs/atlas-camicia-style runs/atlas-camicia
+                                                           # the states along the cycles runs met
+
+`--shapes`: every cycle a run's cycles table holds with its state (census, states, sampled state rows)
+is played round once from that state on the reference player, and its trick-boundary states are
+measured against random states of the same deck: how far from equal the hands are, where the
+penalty cards lie in their hands (0 the top card, 1 the bottom one) and how the leader's share of
+the penalty cards compares with its share of the cards.
 """
 
 from __future__ import annotations
@@ -57,6 +65,55 @@ def compare(deck: str, seconds: float, seed: int = 1) -> list[dict]:
     return [{**a, "cycles": len(a["cycles"])} for a in arms.values()]
 
 
+def shapes(state_hands) -> tuple[int, list[float], float]:
+    """A two-hand state's imbalance, its penalty cards' depths in their hands, and the leader's share of
+    the penalty cards over its share of the cards (1: as many as its cards would hold)."""
+    first, second = state_hands
+    depths = [i / max(1, len(h) - 1) for h in (first, second) for i, v in enumerate(h) if v]
+    penalties = sum(1 for v in first if v) + sum(1 for v in second if v)
+    share = (sum(1 for v in first if v) / penalties) / (len(first) / (len(first) + len(second)))
+    return abs(len(first) - len(second)) // 2, depths, share
+
+
+def shapes_table(runs: list[str], seed: int = 1) -> None:
+    """The states along each deck's cycles against random states of the deck (uniform over orders and cuts)."""
+    import numpy as np
+
+    from cluster.query import query
+    from kernels.engines.reference import trace_reference
+    from kernels.notation import parse_deal
+
+    rows = query(runs, "SELECT deck, state, period_tricks FROM cycles WHERE state IS NOT NULL ORDER BY deck").to_pylist()
+    by_deck: dict[str, list] = {}
+    for r in rows:
+        by_deck.setdefault(r["deck"], []).append(r)
+    rng = np.random.default_rng(seed)
+    print("| deck | cards | cycles | states on them | imbalance: cycles / random | penalty depth: cycles / random "
+          "| penalties in the top quarter: cycles / random | leader's penalty share: cycles / random |")
+    print("| --- | ---: | ---: | ---: | --- | --- | --- | --- |")
+    for deck, cycles in sorted(by_deck.items(), key=lambda kv: (parse_deck(kv[0]).total, kv[0])):
+        on_cycles = []
+        for c in cycles:
+            records = list(trace_reference(parse_deal(c["state"]), max_tricks=c["period_tricks"]))
+            on_cycles += [shapes((r.hands[r.leader], r.hands[1 - r.leader])) for r in records
+                          if all(r.hands)]
+        cards = np.array(parse_deck(deck).cards())
+        randoms = []
+        for _ in range(20_000):
+            order = rng.permutation(cards)
+            cut = int(rng.integers(1, len(cards)))
+            randoms.append(shapes((list(order[:cut]), list(order[cut:]))))
+
+        def summary(sample):
+            depths = [d for _, ds, _ in sample for d in ds]
+            return (np.mean([i for i, _, _ in sample]), np.mean(depths), np.mean([d < 0.25 for d in depths]),
+                    np.mean([sh for *_, sh in sample]))
+
+        a, b = summary(on_cycles), summary(randoms)
+        print(f"| `{deck}` | {len(cards)} | {len(cycles)} | {len(on_cycles):,} | {a[0]:.2f} / {b[0]:.2f} "
+              f"| {a[1]:.2f} / {b[1]:.2f} | {a[2]:.2f} / {b[2]:.2f} | {a[3]:.2f} / {b[3]:.2f} |", flush=True)
+
+
 def census_table(decks: list[str]) -> None:
     """Each deck's exact rate of cycling over all its states and over those near equal hands."""
     print("| deck | cards | states | cycling | rate, every state | imbalance <= 2 | imbalance <= 1 | equal hands |")
@@ -77,7 +134,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0, help="CPU-seconds each arm plays (default 20)")
     parser.add_argument("--decks", default=";".join(DECKS), help="decks separated by ';'")
     parser.add_argument("--census", action="store_true", help="only the census's exact rates by imbalance")
+    parser.add_argument("--shapes", nargs="+", metavar="RUN", help="the states along the cycles these runs met")
     args = parser.parse_args()
+    if args.shapes:
+        shapes_table(args.shapes)
+        return
     if args.census:
         census_table(args.decks.split(";"))
         return

@@ -238,6 +238,9 @@ class Coordinator:
                 exhausted = self.pool.dispatch(pending) or exhausted
                 self._count_written()
                 if exhausted and not self.pool.busy():
+                    # The last files are waited for here, so that each shard is counted (and its hook
+                    # called) in the loop, as every earlier one was.
+                    self._count_written(wait_all=True)
                     break
                 timeout = 0.5 if deadline is None or overtime else max(0.0, min(0.5, deadline - time.time()))
                 for outcome in self.pool.wait(timeout):

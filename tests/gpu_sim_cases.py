@@ -69,7 +69,7 @@ def cases() -> dict:
         "states small deck": lambda run, **kw: run(small, 3, 1, 2500, **kw),
         "states standard": lambda run, **kw: run(standard, 2, 0, 300, start=40, **kw),
         # only states near equal hands: random deals of each near-equal split (the random sweep)
-        "states near equal hands": lambda run, **kw: run(small, 3, 1, 1500, start=7, max_imbalance=1, **kw),
+        "states near equal hands": lambda run, **kw: run(small, 3, 1, 400, start=7, max_imbalance=1, **kw),
     }
 
 

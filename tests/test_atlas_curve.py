@@ -1,11 +1,11 @@
 """The cycle-rate curve (benchmarks/atlas_curve.py): the fit recovers a known rate, its interval widens
 with the decks' scatter, a hunt is priced from it, and the committed rows of the two families
-(benchmarks/atlas/curve.csv) are those of atlas tables, every full deck's row among them."""
+(benchmarks/atlas/curve.csv) are those of atlas tables, every full deck's row among them, and docs/atlas.md's tables
+are what the script prints from them."""
 
 from __future__ import annotations
 
 import math
-import subprocess
 import sys
 from pathlib import Path
 
@@ -106,25 +106,21 @@ def test_the_committed_rows_are_the_families_small_to_full():
     for family in ("camicia-style", "two-suit"):  # the families of two of each value, whose decks cycle
         rows = frame[frame["family"] == family]
         assert (rows["method"] == "exact").all() and (rows["cycling"] > 0).sum() >= 3
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "atlas_curve.py")], capture_output=True,
-                          text=True, cwd=ROOT)
-    assert done.returncode == 0, done.stderr
+    text = atlas_curve.report(frame)  # what `python benchmarks/atlas_curve.py` prints (test_benchmarks runs it)
     for family in ("standard", "camicia", "camicia-style", "two-suit"):
         for unit in ("deal", "state"):
-            assert f"{family}, per {unit}: " in done.stdout
+            assert f"{family}, per {unit}: " in text
     for family in ("camicia-style", "two-suit"):
-        block = done.stdout.split(f"{family}, per deal: ")[1].split(", per state: ")[0]
+        block = text.split(f"{family}, per deal: ")[1].split(", per state: ")[0]
         assert "exponential fit: rate x" in block and "power fit: rate cards^" in block
     for family, cycle in (("standard", "Casella's cycle: 30 deals"), ("camicia", "Zanotto's cycle: 90 deals")):
-        block = done.stdout.split(f"{family}, per deal: ")[1].split(", per state: ")[0]
+        block = text.split(f"{family}, per deal: ")[1].split(", per state: ")[0]
         assert cycle in block and "rate is below" in block  # no curve for these deals: the bracket
     # docs/atlas.md's tables of the fits and the hunts are what --markdown prints from these rows
-    tables = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "atlas_curve.py"), "--markdown"],
-                            capture_output=True, text=True, cwd=ROOT)
-    assert tables.returncode == 0, tables.stderr
+    tables = atlas_curve.markdown(frame)  # `python benchmarks/atlas_curve.py --markdown`
     doc = (ROOT / "docs" / "atlas.md").read_text()
-    for line in tables.stdout.strip().splitlines():
+    for line in tables.strip().splitlines():
         assert line in doc, line
     for deck in ("standard", "camicia"):  # each full deck's hunt, per deal and per state
         for unit in ("deal", "state"):
-            assert f"\n| {deck} | {unit} | " in tables.stdout
+            assert f"\n| {deck} | {unit} | " in tables

@@ -76,3 +76,12 @@ def test_runs_with_tiny_arguments(stem, monkeypatch, capsys):
         module.main(args)
     out = capsys.readouterr().out
     assert expected in out and out.strip(), out
+
+
+def test_states_bias_measures_shapes_and_the_census_by_imbalance(capsys):
+    module = load(BENCHMARKS / "states_bias.py")
+    imbalance, depths, share = module.shapes(([1, 0, 0], [0, 2]))
+    assert (imbalance, depths) == (0, [0.0, 1.0]) and share == pytest.approx(0.5 / 0.6)
+    module.census_table(["0:6,1:2,2:2"])  # 10 cards: its one cycle's 43 states, exactly, by imbalance
+    out = capsys.readouterr().out
+    assert "| `0:6,1:2,2:2` | 10 | 11,340 | 43 | " in out and out.count("per M") == 4

@@ -386,7 +386,10 @@ def test_a_wrong_token_is_one_sentence(ray_address, tmp_path):
     is one sentence of bmn's, exit 2."""
     env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_TOKEN"}
     env["HOME"] = str(tmp_path)  # no ~/.ray/auth_token either
-    env["RAY_py_gcs_connect_timeout_s"] = "2"  # Ray's retries for 2 s instead of 20: what bmn says is the same
+    # Ray's retries for 2 s instead of 20 (its connect timeout, and the ~1 s tries of node.py's
+    # NUM_REDIS_GET_RETRIES): what bmn says is the same
+    env["RAY_py_gcs_connect_timeout_s"] = "2"
+    env["RAY_NUM_REDIS_GET_RETRIES"] = "2"
     for token, said in (("0" * 64, "refused this client's authentication token: give bmn the cluster's token"),
                         (None, "no authentication token was found")):
         done = bmn("search", "--deals", "10", "--shard-size", "10", "--out", tmp_path / "run", "--address",

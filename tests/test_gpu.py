@@ -146,7 +146,7 @@ EXPECTED = {
     "exhaustive, empty range": dict(deals=0, cycles=0, candidates=0),
     "states small deck": dict(deals=2500, candidates=7),
     "states standard": dict(deals=300, cycles=0, candidates=0),
-    "states near equal hands": dict(deals=1500, candidates=7),
+    "states near equal hands": dict(deals=400, candidates=7),
 }
 
 
