@@ -205,3 +205,32 @@ def test_the_comparison_sees_a_difference():
 def test_deals_the_gpu_engine_cannot_hold_are_refused(deck, split, players):
     with pytest.raises(BmnError, match="the GPU engine holds two-player deals"):
         check_space(space(deck, split, players))
+
+
+SIMULATOR_ATOMICS = """
+import numpy as np
+from numba import cuda
+import kernels.sweep.cuda  # its simulator settings
+
+@cuda.jit
+def add_and_sub(cell):
+    for i in range(300):
+        cuda.atomic.add(cell, 0, 1)
+        cuda.atomic.sub(cell, 0, 1)
+
+cell = np.zeros(1, dtype=np.int64)
+add_and_sub[1, 32](cell)
+print(int(cell[0]))
+"""
+
+
+def test_the_simulators_atomic_operations_on_one_cell_are_atomic_together():
+    """numba-cuda's simulator locks each kind of atomic operation apart: an add and a sub of one cell
+    could interleave and lose one (the sweep's queue count takes both; once in a suite the simulated
+    GPU's shard then differed from the CPU's). Under the simulator, kernels/sweep/cuda.py gives them one
+    lock: 32 threads adding and taking away 1 three hundred times each leave the cell at 0."""
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    done = subprocess.run([sys.executable, "-c", SIMULATOR_ATOMICS], capture_output=True, text=True, env=env,
+                          timeout=300, cwd=HERE.parent)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["0"]

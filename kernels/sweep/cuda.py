@@ -43,6 +43,7 @@ the CPU: that is how the tests check them on machines without a GPU.
 from __future__ import annotations
 
 import sys
+import threading
 
 import numpy as np
 from numba import config, cuda, types
@@ -99,6 +100,16 @@ if SIMULATOR:
     # The simulator's threads meet at a barrier every few segments; with Python's default switch
     # interval (5 ms) each barrier waits for threads that hold the GIL without work to do.
     sys.setswitchinterval(0.0002)
+    # The simulator guards each kind of atomic operation with a lock of its own (kernelapi.addlock,
+    # sublock, ...), not each address, so an add and a sub of one cell can interleave and one of them
+    # is lost; the work queue's count of ready deals takes both (on a device, atomic operations on
+    # one address are atomic whatever their kind). Under the simulator they all take one lock.
+    from numba.cuda.simulator import kernelapi as _kernelapi
+
+    ONE_ATOMIC_LOCK = threading.Lock()
+    for _name in [n for n in vars(_kernelapi) if n.endswith("lock") and n != "_locks_register_lock"]:
+        if isinstance(getattr(_kernelapi, _name), type(ONE_ATOMIC_LOCK)):
+            setattr(_kernelapi, _name, ONE_ATOMIC_LOCK)
 
 NAMES = {mode: f"{name}_sweep" for mode, name in MODE_NAMES.items()}
 
