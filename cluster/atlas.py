@@ -126,19 +126,13 @@ def atlas_table(summaries: dict[int, ShardSummary], games: pa.Table) -> pa.Table
             if s.longest is not None and (row["longest"] is None or s.longest["cards"] > row["longest"]["cards"]):
                 row["longest"] = s.longest
         if unit == "state":
-            for r in s.cycle_rows or ():
-                row["reported"].setdefault(r.cycle_id, [r.period_tricks, r.period_cards, 0])
-                if r.basin is None:
-                    row["basins"] = False
-                else:
-                    row["reported"][r.cycle_id][2] += r.basin
+            _report(row, s.cycle_rows)
         if method == "exact" and shard.basins:  # a census: every state of every split, an exact state row
             states = rows.setdefault((shard.deck, "exact", "state"), _new_row(shard))
             states["shards"] += 1
             states["played"] += s.deals
             states["cycling"] += s.cycles
-            for r in s.cycle_rows or ():
-                states["reported"].setdefault(r.cycle_id, [r.period_tricks, r.period_cards, 0])[2] += r.basin
+            _report(states, s.cycle_rows)
     per_cycle = _cycles_by_row(games, row_of_shard)
     order = {spec: i for i, spec in enumerate(decks)}
     out = []
@@ -174,6 +168,17 @@ def atlas_table(summaries: dict[int, ShardSummary], games: pa.Table) -> pa.Table
             "shards": row["shards"], "complete": row["shards"] == row["planned"],
         })
     return pa.Table.from_pylist(out, schema=ATLAS_SCHEMA)
+
+
+def _report(row: dict, cycle_rows) -> None:
+    """A state row's cycles as its shards reported them, each with the states that entered it (its
+    basin; a row with a cycle reported without one counts none)."""
+    for r in cycle_rows or ():
+        entry = row["reported"].setdefault(r.cycle_id, [r.period_tricks, r.period_cards, 0])
+        if r.basin is None:
+            row["basins"] = False
+        else:
+            entry[2] += r.basin
 
 
 def _new_row(shard: AtlasShard) -> dict:

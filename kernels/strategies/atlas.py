@@ -53,9 +53,6 @@ from ..tally import ShardResult
 SPLITS = ("equal", "near")
 SAMPLES = ("deals", "states")  # what a sampled row plays: random balanced deals, random states
 MIN_SAMPLE = 10_000  # games a sampled row plays at least (fewer: the family is too large for its budget)
-# The keys that sample decks: left out of a run's identity at their defaults (an atlas that samples
-# nothing computes what it did before they existed, and resumes as it did).
-SAMPLING_KEYS = ("exact_max_deals", "samples", "sample_size", "sample_all")
 
 
 def parse_plain(text: str, where: str = "config") -> tuple[int, int]:
@@ -289,25 +286,21 @@ class Atlas(Strategy):
               result=False),
         Param("rate", 0, "deals per CPU-second to size the work with (0: SIZING_RATES by engine; measure "
                          "yours with benchmarks/atlas_speed.py)", minimum=0, result=False),
+        # The sampling keys: at their defaults an atlas samples nothing and is identified as before them.
         Param("exact_max_deals", 0, "play the decks of at most this many deals exactly and sample the larger "
-                                    "ones (0: every deck exactly)", minimum=0),
+                                    "ones (0: every deck exactly)", minimum=0, stated_at_default=False),
         Param("samples", list(SAMPLES), "what a sampled deck plays: random balanced \"deals\", random "
-                                        "\"states\" (two players), or both", kind=list),
+                                        "\"states\" (two players), or both", kind=list, stated_at_default=False),
         Param("sample_size", 0, "games per sampled row (0: the CPU time the exact decks leave of cpu_hours, "
-                                "shared equally among the sampled rows)", minimum=0),
+                                "shared equally among the sampled rows)", minimum=0, stated_at_default=False),
         Param("sample_all", False, "sample the decks played exactly too (to check sampled rows against exact "
-                                   "ones)", kind=bool),
+                                   "ones)", kind=bool, stated_at_default=False),
     )
 
     def identity(self, params: dict) -> dict:
-        """The parameters that are part of what the run computes: the sampling keys where they sample
-        (an atlas that samples nothing is identified as before they existed), and the budget where the
-        samples are sized from it."""
+        """The parameters that are part of what the run computes, and the budget where the samples are
+        sized from it."""
         ident = super().identity(params)
-        defaults = self.defaults()
-        for key in SAMPLING_KEYS:
-            if ident[key] == defaults[key]:
-                del ident[key]
         if (params["exact_max_deals"] or params["sample_all"]) and not params["sample_size"]:
             ident["cpu_hours"], ident["rate"] = params["cpu_hours"], params["rate"]
         return ident

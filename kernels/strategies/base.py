@@ -60,6 +60,10 @@ class Param:
     # Part of what a run computes (its identity: a resume with another value is refused). False for a
     # key that only sizes or checks the work (the atlas's cpu_hours and rate).
     result: bool = True
+    # False for a key added after runs of its strategy were made, whose default computes what those
+    # runs did: at its default it is left out of the run's identity and of its shards' parameters
+    # (Strategy.stated), so those runs resume and their shard files stay theirs.
+    stated_at_default: bool = True
 
     def coerce(self, value: Any, where: str, table: str | None = None) -> Any:
         """The value, checked, or a BmnError naming `table.name` (or `name` for a top-level key)."""
@@ -136,7 +140,12 @@ class Strategy:
     def identity(self, params: dict) -> dict:
         """The parameters that are part of what a run computes (those whose Param has `result`)."""
         sizing = {p.name for p in self.params if not p.result}
-        return {k: v for k, v in params.items() if k not in sizing}
+        return {k: v for k, v in self.stated(params).items() if k not in sizing}
+
+    def stated(self, params: dict) -> dict:
+        """The parameters without those at a default that is left unsaid (Param.stated_at_default)."""
+        unsaid = {p.name: p.default for p in self.params if not p.stated_at_default}
+        return {k: v for k, v in params.items() if k not in unsaid or v != unsaid[k]}
 
     def defaults(self) -> dict:
         return {p.name: p.default for p in self.params}

@@ -68,16 +68,10 @@ class States(StreamShards):
     params = (
         Param("max_states", DEFAULT_MAX_STATES, "ancestor states a cycle's closure search visits at most"),
         Param("max_imbalance", None, "only states whose hands are at most this many cards from equal hands "
-                                     "(|hand 1 - hand 2| // 2; not set: every state)", minimum=0, optional=True),
+                                     "(|hand 1 - hand 2| // 2; not set: every state)", minimum=0, optional=True,
+              stated_at_default=False),
     )
     gpu = True
-
-    def identity(self, params: dict) -> dict:
-        """Without max_imbalance, what a run computes is identified as before the key existed."""
-        ident = super().identity(params)
-        if ident.get("max_imbalance") is None:
-            ident.pop("max_imbalance", None)
-        return ident
 
     def deal_space(self, config) -> DealSpace:
         """The deck with hands as equal as it allows (each state is cut at its own place; an odd deck
@@ -93,9 +87,7 @@ class States(StreamShards):
 
     def shard(self, config, space, params, k):
         count = min(config.shard_size, config.deals - k * config.shard_size)
-        if params.get("max_imbalance") is None:  # every state: the shard's parameters as before the key
-            params = {key: v for key, v in params.items() if key != "max_imbalance"}
-        return Shard(k, self.name, {"seed": config.seed, "shard": k, "count": count, **params})
+        return Shard(k, self.name, {"seed": config.seed, "shard": k, "count": count, **self.stated(params)})
 
     wrapper = staticmethod(run_states)
 

@@ -117,13 +117,14 @@ def _near_states(space: DealSpace, seed: int, shard: int, count: int, start: int
                  device: str) -> ShardResult:
     result = ShardResult.empty(space.players)
     width, stop = len(cuts), start + count
+    key = int(stream_key(int(seed), int(shard)))  # each cut's stream is keyed from the shard's
     for i, cut in enumerate(cuts):
         first = max(0, -(-(start - i) // width))  # the deals m of this cut with start <= m * width + i < stop
         last = (stop - 1 - i) // width
         if last < first:
             continue
         part = DealSpace(space.deck, (cut, space.deck.total - cut))
-        played = on(device).run_random(part, stream_key(int(stream_key(int(seed), int(shard))), cut),
+        played = on(device).run_random(part, stream_key(key, cut),
                                        _penalties(space), first, last - first + 1, min_cards=NO_FINITE,
                                        **_engine(device, engine))
         result.deals += played.deals
