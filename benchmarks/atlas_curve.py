@@ -32,6 +32,7 @@ sweep") and an assumed price per GPU-hour; and at the CPU's (2 M a second a core
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import sys
 from dataclasses import dataclass
@@ -164,10 +165,17 @@ class Floor:
     all_states: int
     all_deals: int
 
+    def entering(self, unit: str) -> int:
+        return self.deals if unit == "deal" else self.states
+
+    def out_of(self, unit: str) -> int:
+        return self.all_deals if unit == "deal" else self.all_states
+
     def rate(self, unit: str) -> float:
-        return self.deals / self.all_deals if unit == "deal" else self.states / self.all_states
+        return self.entering(unit) / self.out_of(unit)
 
 
+@functools.lru_cache(maxsize=None)  # a closure search: the report and the tables ask per unit
 def floor(family: str) -> Floor | None:
     """The known cycle's closure on the family's full deck (kernels/backward.py), counted exactly."""
     if family not in KNOWN:
@@ -203,8 +211,8 @@ def report(frame: pd.DataFrame) -> str:
             lines.append(f"{name}, per {unit}: {len(rows)} decks ({rows['cards'].min()}-{rows['cards'].max()} cards), "
                          f"{int(rows['cycling'].sum()):,} cycling of {int(rows['played'].sum()):,} played, "
                          f"{int((rows['cycling'] > 0).sum())} decks cycling")
-            for model in MODELS:
-                f = fit(frame, name, unit, model)
+            fits = {model: fit(frame, name, unit, model) for model in MODELS}
+            for model, f in fits.items():
                 if f is None:
                     continue
                 target = full or int(rows["cards"].max())
@@ -219,7 +227,7 @@ def report(frame: pd.DataFrame) -> str:
                 lines.append(f"  fewer than {MIN_CYCLING_DECKS} decks cycle: no curve to fit")
             elif not (rows["cycling"] > 0).any():
                 lines.append("  no deck cycles: no curve to fit")
-            if full and fit(frame, name, unit) is None:  # the full deck's rate bracketed instead
+            if full and fits["exponential"] is None:  # the full deck's rate bracketed instead
                 own = rows[rows["cards"] == full]
                 if not own.empty:
                     bound = float(own["rate_hi"].iloc[0])
@@ -228,8 +236,7 @@ def report(frame: pd.DataFrame) -> str:
                 known = floor(name)
                 if known is not None:
                     rate = known.rate(unit)
-                    entering = known.deals if unit == "deal" else known.states
-                    lines.append(f"  {known.name} cycle: {entering:,} {unit}s of {sci(known.all_deals if unit == 'deal' else known.all_states)} "
+                    lines.append(f"  {known.name} cycle: {known.entering(unit):,} {unit}s of {sci(known.out_of(unit))} "
                                  f"enter it, so the rate is at least {sci(rate)}: a hunt needs at most "
                                  + _cost(hunt(rate, rate, rate), unit))
     return "\n".join(lines)
@@ -270,10 +277,8 @@ def markdown(frame: pd.DataFrame) -> str:
                 span = [f"{sci(a[0])} to {sci(b[0])}" for a, b in
                         ((low.games_per_cycle, high.games_per_cycle), (low.gpu_hours, high.gpu_hours),
                          (low.gpu_dollars, high.gpu_dollars))]
-            entering = known.deals if unit == "deal" else known.states
-            out_of = known.all_deals if unit == "deal" else known.all_states
             hunts.append(f"| {name} | {unit} | {fitted} | {sci(bound)} ({int(own['played'].iloc[0]):,}) "
-                         f"| {sci(floor_rate)} ({known.name}: {entering:,} of {sci(out_of)}) "
+                         f"| {sci(floor_rate)} ({known.name}: {known.entering(unit):,} of {sci(known.out_of(unit))}) "
                          f"| {span[0]} | {span[1]} | {span[2]} |")
     return "\n".join(fits) + "\n\n" + "\n".join(hunts)
 

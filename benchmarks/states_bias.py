@@ -43,14 +43,20 @@ def census_rates(deck: str) -> dict[int, float]:
             for cut in range(1, parsed.total)}
 
 
+def near_rate(exact: dict[int, float], total: int, max_imbalance: int | None) -> float:
+    """The census's rate over the cuts a sample with `max_imbalance` draws from (None: every cut), each
+    cut holding as many states."""
+    cuts = near_cuts(total, total if max_imbalance is None else max_imbalance)
+    return sum(exact[c] for c in cuts) / len(cuts)
+
+
 def compare(deck: str, seconds: float, seed: int = 1) -> list[dict]:
     space = DealSpace.of(parse_deck(deck))
     total = space.deck.total
     exact = census_rates(deck)
     arms = {k: {"arm": "every state" if k is None else f"max_imbalance {k}", "cpu_s": 0.0, "states": 0,
                 "cycling": 0, "cycles": set(),
-                "census_rate": sum(exact[c] for c in (range(1, total) if k is None else near_cuts(total, k)))
-                / len(range(1, total) if k is None else near_cuts(total, k))} for k in ARMS}
+                "census_rate": near_rate(exact, total, k)} for k in ARMS}
     run_random_states(space, seed, 0, 100, max_imbalance=1)  # compiled before the clock starts
     chunk = 0
     while min(a["cpu_s"] for a in arms.values()) < seconds:
@@ -122,8 +128,8 @@ def census_table(decks: list[str]) -> None:
         total = parse_deck(deck).total
         exact = census_rates(deck)
         orders = _multinomial(parse_deck(deck).counts)
-        every = sum(exact.values()) / len(exact)
-        near = {k: sum(exact[c] for c in near_cuts(total, k)) / len(near_cuts(total, k)) for k in (2, 1, 0)}
+        every = near_rate(exact, total, None)
+        near = {k: near_rate(exact, total, k) for k in (2, 1, 0)}
         print(f"| `{deck}` | {total} | {orders * (total - 1):,} | {round(every * orders * (total - 1)):,} "
               f"| {every * 1e6:.1f} per M | " + " | ".join(f"{near[k] * 1e6:.1f} per M ({near[k] / every:.2f}x)"
                                                         for k in (2, 1, 0)) + " |", flush=True)
