@@ -46,16 +46,16 @@ def _rates(deals: int, cards: int, elapsed: float) -> dict:
 def bench_gpu(seconds: float, seed: int = BENCH_SEED) -> dict:
     """The GPU sweep's throughput (kernels/sweep/gpu.py) on this process's GPU, launch after
     launch as a GPU actor plays shards (each launch's copies and its host work included). A launch's
-    size doubles from 2^10 deals while launches take under a second, so that a launch fills the GPU
+    size doubles from 2^8 deals while launches take under a second, so that a launch fills the GPU
     (and the simulator, a thousand times slower, is measured too)."""
     from .sweep.gpu import describe_gpu
 
     space = DealSpace.of(parse_deck("standard"))
     name = describe_gpu()  # a BmnError with one sentence where there is no usable GPU
-    run_random(space, seed, 0, 1024, min_cards=10**9, device="gpu")  # compiles the kernel; not timed
+    run_random(space, seed, 0, 32, min_cards=10**9, device="gpu")  # compiles the kernel (one warp); not timed
     deals = cards = 0
     start = 0
-    chunk = 1024
+    chunk = 256
     t0 = time.perf_counter()
     elapsed = 0.0
     while elapsed < seconds or deals == 0:

@@ -62,9 +62,9 @@ def ray_address(ray_cluster):
 # notebook) to the end, one worker finishing them while the other waited. Longest first (the files
 # as measured on a fresh clone, benchmarks/README.md), the rest after in name order: the workers end
 # within seconds of each other.
-LONGEST_FIRST = ("test_faults", "test_cluster", "test_cluster_multinode", "test_cluster_gpu", "test_cluster_elastic",
-                 "test_pool", "test_cluster_s3", "test_notebook", "test_query", "test_atlas", "test_gpu",
-                 "test_cycle_factory", "test_cycles_cluster", "test_cli_play", "test_exercism", "test_config")
+LONGEST_FIRST = ("test_faults", "test_cluster", "test_cluster_multinode", "test_gpu", "test_cycle_factory",
+                 "test_cluster_elastic", "test_cluster_gpu", "test_pool", "test_cluster_s3", "test_notebook",
+                 "test_query", "test_atlas", "test_cycles_cluster", "test_cli_play", "test_exercism", "test_config")
 
 
 def pytest_collection_modifyitems(items):

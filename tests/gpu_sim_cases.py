@@ -50,7 +50,7 @@ def cases() -> dict:
     zanotto = around(ZANOTTO, 2, 4)
     return {
         # random standard deals: the stream, the candidates over a threshold, the longest game
-        "random standard": lambda run, **kw: run(standard, 7, 3, 1500, min_cards=400, **kw),
+        "random standard": lambda run, **kw: run(standard, 7, 3, 500, min_cards=400, **kw),
         "random standard, min_tricks": lambda run, **kw: run(standard, 11, 0, 600, start=250, min_cards=10**6,
                                                              min_tricks=60, **kw),
         # random deals of a small deck that holds cycles (found by Brent on the device, replayed on the CPU)

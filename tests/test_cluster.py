@@ -251,12 +251,22 @@ def standing_request() -> list:
     return json.loads(stored) if stored else []
 
 
-def test_the_autoscaler_request_is_withdrawn_when_a_search_ends(ray_address, tmp_path):
-    during = []
-    report = run_search(make_config(tmp_path, workers=0, **{**RANDOM, "deals": 100_000}),
-                        on_shard_done=lambda coordinator: during.append(standing_request()))
+def test_max_workers_caps_the_pool_and_the_autoscaler_request_which_ends_with_the_search(reference_run, tmp_path):
+    """workers = 0 (every CPU the cluster has, now or later) with max_workers = 1, on a cluster of 2
+    CPUs: one actor at most, at most one CPU asked of the autoscaler while the search runs, the
+    request withdrawn when it ends, and the tables of two workers."""
+    _, want = reference_run
+    during, alive = [], []
+
+    def look(coordinator):
+        during.append(standing_request())
+        alive.append(coordinator.pool.alive)
+
+    report = run_search(make_config(tmp_path, workers=0, max_workers=1, **RANDOM), on_shard_done=look)
     assert report.state == "finished" and during and during[0]  # while it ran, CPUs were asked for
+    assert max(alive) == 1 and max(len(request) for request in during) == 1, (alive, during)
     assert standing_request() == []
+    assert_same_tables(want, tables_of(tmp_path))
 
 
 def test_cycles_from_many_shards_and_workers_dedupe(ray_address, tmp_path):

@@ -90,17 +90,3 @@ def test_the_search_waits_for_cpus_then_grows_with_the_cluster_and_survives_a_no
     # is shared with it.
     played = {int(worker.rsplit(":", 1)[1]) for worker in tables["shards"].column("worker").to_pylist()}
     assert seen[second.node_id] <= played, (seen, played)
-
-
-@pytest.mark.slow
-def test_max_workers_caps_the_pool(cluster, tmp_path):
-    cluster.add_node(num_cpus=3)
-    config = make_config(tmp_path, workers=0, max_workers=2, **{**SEARCH, "deals": 200_000})
-    most = []
-
-    def count(coordinator):
-        most.append(coordinator.pool.alive)
-
-    report = run_search(config, on_shard_done=count)
-    assert report.state == "finished" and max(most) == 2
-    assert_same_tables(tables_of(tmp_path), direct_tables(config))
