@@ -58,7 +58,7 @@ def ray_address(ray_cluster):
 # -- the order in which the files reach the two pytest workers ---------------------------------------
 # `make test` hands whole files to two workers (--dist loadfile --no-loadscope-reorder), in the order
 # collected; a worker takes its next file while its last two tests run. pytest-xdist's own order
-# (files with most tests first) left the long files of few tests (a three-node cluster, the
+# (files with most tests first) left the long files of few tests (a multi-node cluster, the
 # notebook) to the end, one worker finishing them while the other waited. Longest first (the files
 # as measured on a fresh clone, benchmarks/README.md), the rest after in name order: the workers end
 # within seconds of each other.

@@ -1,6 +1,6 @@
-"""Multi-node Ray clusters on one machine: one simulated (Ray's cluster_utils) with a node removed
-mid-run, and one started as a user starts a cloud cluster (`ray start` per node, token
-authentication, the job submitted with `ray job submit`, results on S3)."""
+"""A multi-node Ray cluster on one machine, started as a user starts a cloud cluster (`ray start` per
+node, token authentication): the job submitted with `ray job submit`, results on S3; then a node lost
+mid-run (its processes killed, as a preempted machine's are)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import contextlib
 import json
 import os
 import re
-import secrets
 import shutil
 import signal
 import subprocess
@@ -17,9 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 import ray
-from ray.cluster_utils import Cluster
 
 from cluster.coordinator import run_search
 
@@ -29,53 +28,6 @@ from cluster_helpers import (AWS_TEST_ENV, assert_same_tables, busy_actor, direc
 BIN = Path(sys.executable).parent
 
 SEARCH = dict(strategy="random", deals=800_000, shard_size=50_000, min_cards=1200, seed=5)
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    # A head node with no CPU (so no actor lands there) and three one-CPU worker nodes.
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
-    nodes = [c.add_node(num_cpus=1) for _ in range(3)]
-    c.wait_for_nodes()
-    ray.init(address=c.address, logging_level="ERROR")
-    yield c, nodes
-    ray.shutdown()
-    c.shutdown()
-
-
-@pytest.mark.slow
-def test_removing_a_node_mid_run_loses_nothing(cluster, tmp_path):
-    c, nodes = cluster
-    removed = []
-
-    def remove_a_busy_node(coordinator):
-        if removed:
-            return
-        found = busy_actor(coordinator)
-        if found is None:
-            return  # try again after the next shard
-        busy, shard_id = found
-        node_id, pid = busy.node_id, busy.pid
-        node = next(n for n in nodes if n.node_id == node_id)
-        # A lost machine takes its processes at once: kill the worker first, while it is still
-        # computing the shard (removing the node takes a moment, in which the shard could finish).
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        c.remove_node(node, allow_graceful=False)
-        removed.append((node_id, shard_id, coordinator))
-
-    config = make_config(tmp_path, workers=2, **SEARCH)
-    report = run_search(config, on_shard_done=remove_a_busy_node)
-    assert removed and report.state == "finished" and report.shards_failed == 0
-    tables = tables_of(tmp_path)
-    assert_same_tables(tables, direct_tables(config))
-    attempts = dict(zip(*tables["shards"].select(["shard", "attempts"]).to_pydict().values()))
-    assert attempts[removed[0][1]] >= 2  # the shard computing on the lost node was run again
-    coordinator = removed[0][2]
-    # The lost actor was replaced (on the spare node: the lost one is gone, the head has no CPU).
-    assert coordinator.pool.lost_actors == 1 and len(coordinator.pool.actors) == 3
 
 
 # -- the cloud flow, as a user types it ------------------------------------------------------------
@@ -88,11 +40,11 @@ def _ray(*args: str, env: dict, **kwargs) -> subprocess.CompletedProcess:
 def typed_cluster(tmp_path_factory):
     """A Ray cluster started as docs/cloud.md starts one, each node its own `ray start` process: a head
     with no CPU (it runs the job's driver and the dashboard, with the job API on 127.0.0.1 only) and
-    two worker nodes of one CPU, token authentication on with a token of the cluster's own. Yields
-    (GCS address, dashboard URL, the environment that holds the token)."""
+    two worker nodes of one CPU, token authentication on with the session's token (so that this
+    process can join as a driver). Yields (GCS address, dashboard URL, the environment that holds the
+    token, the worker nodes' `ray start` processes: each leads the session of its node's processes)."""
     temp = tempfile.mkdtemp(prefix="bmnjob-")  # short: Ray's socket paths must fit in 107 bytes
-    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
-           "HOME": str(tmp_path_factory.mktemp("home"))}
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "HOME": str(tmp_path_factory.mktemp("home"))}
     dashboard = free_port()
     nodes = []
 
@@ -133,7 +85,7 @@ def typed_cluster(tmp_path_factory):
             assert wait_for(lambda: started(f"node{count - 1}.log"), timeout=180, step=0.2), \
                 f"worker node {count - 1} did not start"
         assert wait_for(lambda: up(3), timeout=120, step=1.0), "the cluster does not have its two worker nodes"
-        yield address, f"http://127.0.0.1:{dashboard}", env
+        yield address, f"http://127.0.0.1:{dashboard}", env, [node for node, _ in nodes[1:]]
     finally:
         for node, log in nodes:
             with contextlib.suppress(ProcessLookupError):
@@ -150,7 +102,7 @@ def test_the_cloud_flow_as_a_user_types_it(typed_cluster, tmp_path):
     authentication, writing to moto's S3; then `bmn status` and `bmn query` from outside the
     cluster. The tables equal the kernels' own, both worker nodes play shards, and a client without
     the cluster's token is refused."""
-    address, dashboard, env = typed_cluster
+    address, dashboard, env, _ = typed_cluster
     search = dict(strategy="random", deals=9_600_000, shard_size=400_000, min_cards=1400, seed=8)
     with moto_s3("bmn-cloud") as endpoint:
         storage = {**AWS_TEST_ENV, "AWS_ENDPOINT_URL": endpoint}
@@ -182,3 +134,48 @@ def test_the_cloud_flow_as_a_user_types_it(typed_cluster, tmp_path):
     anonymous = {k: v for k, v in env.items() if k != "RAY_AUTH_TOKEN"}
     refused = _ray("job", "list", "--address", dashboard, env=anonymous, timeout=120)
     assert refused.returncode != 0 and re.search(r"401|[Uu]nauthori[sz]ed|token", refused.stdout + refused.stderr)
+
+
+# -- a node lost mid-run (after the cloud flow, which needs both worker nodes) ----------------------
+
+@pytest.mark.slow
+def test_losing_a_node_mid_run_loses_nothing(typed_cluster, tmp_path):
+    """One worker on the two-node cluster: its node is lost while it computes a shard (every process of
+    the node killed at once). The shard is played again by an actor started on the other node, and the
+    tables are the kernels' own."""
+    address, _, _, worker_nodes = typed_cluster
+    lost = []
+
+    def lose_a_busy_node(coordinator):
+        if lost:
+            return
+        found = busy_actor(coordinator)
+        if found is None:
+            return  # try again after the next shard
+        busy, shard_id = found
+        # The node's `ray start` leads the session of every process of the node (the actors lead
+        # process groups of their own): all of them are killed, the busy actor first, while it is
+        # still computing the shard.
+        session = os.getsid(busy.pid)
+        node = next(n for n in worker_nodes if n.pid == session)
+        for process in sorted(psutil.process_iter(), key=lambda p: p.pid != busy.pid):
+            with contextlib.suppress(psutil.Error, ProcessLookupError):
+                if os.getsid(process.pid) == session:
+                    process.kill()
+        node.wait()
+        lost.append((busy.node_id, shard_id, coordinator))
+
+    ray.init(address=address, logging_level="ERROR")
+    try:
+        config = make_config(tmp_path, workers=1, **SEARCH)
+        report = run_search(config, on_shard_done=lose_a_busy_node)
+    finally:
+        ray.shutdown()
+    assert lost and report.state == "finished" and report.shards_failed == 0
+    tables = tables_of(tmp_path)
+    assert_same_tables(tables, direct_tables(config))
+    attempts = dict(zip(*tables["shards"].select(["shard", "attempts"]).to_pydict().values()))
+    assert attempts[lost[0][1]] >= 2  # the shard computing on the lost node was run again
+    pool = lost[0][2].pool
+    # The lost actor was replaced, on the other node (the lost one is gone, the head has no CPU).
+    assert pool.lost_actors == 1 and len(pool.actors) == 2 and pool.actors[1].node_id != lost[0][0]
