@@ -23,6 +23,9 @@ def s3(ray_address):
 
 def test_write_interrupt_and_resume_on_s3(s3, tmp_path):
     uri = f"s3://bmn-runs/searches/one?endpoint_override={s3}"
+    # 20 shards: stopped at the second, the shards in flight (two on each worker) and those already
+    # handed in are written, well short of all of them (with 8 shards, all could be)
+    search = {**SEARCH, "shard_size": 2_000}
     stop_after = []
 
     def interrupt(coordinator):
@@ -30,17 +33,17 @@ def test_write_interrupt_and_resume_on_s3(s3, tmp_path):
         if len(stop_after) == 2:
             raise KeyboardInterrupt  # as Ctrl-C would
 
-    report = run_search(make_config(uri, workers=2, **SEARCH), on_shard_done=interrupt)
-    assert report.state == "interrupted" and 2 <= report.shards_done < 8
+    report = run_search(make_config(uri, workers=2, **search), on_shard_done=interrupt)
+    assert report.state == "interrupted" and 2 <= report.shards_done < 20
     store = RunStore(uri)
     assert store.exists("run.json") and not store.exists("run.lock")
-    report = run_search(make_config(uri, workers=2, **SEARCH), resume=True)
-    assert report.state == "finished" and report.shards_done == 8
-    local = offline_run(tmp_path / "local", **SEARCH)  # the same search on disk, from the kernels
+    report = run_search(make_config(uri, workers=2, **search), resume=True)
+    assert report.state == "finished" and report.shards_done == 20
+    local = offline_run(tmp_path / "local", **search)  # the same search on disk, from the kernels
     assert_same_tables(tables_of(local), tables_of(uri))
     names = store.list("shards", ".parquet")
-    assert len(names) == 8
-    assert run_status_dict(uri)["shards_done"] == 8
+    assert len(names) == 20
+    assert run_status_dict(uri)["shards_done"] == 20
     from cluster.query import query
 
     both = query([uri, str(local)], "SELECT count(*) AS n, max(cards) AS longest FROM games").to_pylist()[0]
