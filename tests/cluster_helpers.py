@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import shutil
 import signal
@@ -98,6 +99,20 @@ def wait_for(predicate, timeout=60.0, step=0.05):
             return True
         time.sleep(step)
     return False
+
+
+def run_main(*args) -> tuple[int, str]:
+    """(exit code, stderr) of `bmn ARGS` run by the console script's main() in this process (argparse's
+    own exit included)."""
+    from cluster.cli import main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as exit:  # argparse: a usage line and one error line, exit code 2
+            code = exit.code
+    return code, err.getvalue()
 
 
 def busy_actor(coordinator):

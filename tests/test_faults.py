@@ -26,7 +26,7 @@ from cluster.status import run_status_dict
 from cluster.storage import RunStore
 from kernels.errors import BmnError
 
-from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of, wait_for
+from cluster_helpers import assert_same_tables, direct_tables, make_config, run_main, tables_of, wait_for
 
 BMN = Path(sys.executable).parent / "bmn"
 SEARCH = dict(strategy="random", deals=60_000, shard_size=5_000, min_cards=700, seed=5)
@@ -41,15 +41,6 @@ def reference(tmp_path_factory):
 
 def bmn(*args, **kwargs):
     return subprocess.run([str(BMN), *map(str, args)], capture_output=True, text=True, **kwargs)
-
-
-def in_process(*args) -> tuple[int, str]:
-    """(exit code, stderr) of `bmn ARGS` run by the console script's main() in this process."""
-    from cluster.cli import main
-
-    with contextlib.redirect_stderr(io.StringIO()) as err, contextlib.redirect_stdout(io.StringIO()):
-        code = main(list(map(str, args)))
-    return code, err.getvalue()
 
 
 def one_sentence(stderr: str) -> bool:
@@ -272,7 +263,11 @@ def test_a_damaged_run_json_is_one_sentence_and_a_damaged_progress_json_is_ignor
         for args in (("status", out), ("resume", out, "--address", ray_address, "--no-progress"),
                      ("query", out, "SELECT 1")):
             # each command as typed for the first damage; the same entry point in this process after
-            code, stderr = (lambda d: (d.returncode, d.stderr))(bmn(*args)) if k == 0 else in_process(*args)
+            if k == 0:
+                done = bmn(*args)
+                code, stderr = done.returncode, done.stderr
+            else:
+                code, stderr = run_main(*args)
             assert code == 2 and one_sentence(stderr) and "run.json" in stderr, (damage, args, stderr)
     (out / "run.json").write_bytes(good)
     assert len(list((out / "shards").glob("*.parquet"))) == 12  # nothing lost on the way

@@ -3,19 +3,15 @@ exit code 2, never a traceback."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster.cli import main
 from cluster.config import _top_level_keys, build_config, load_toml
 from kernels.errors import BmnError
 from kernels.strategies import REGISTRY
 
-from cluster_helpers import offline_run
+from cluster_helpers import offline_run, run_main
 
 KEYS = sorted(_top_level_keys())
 TABLE_KEYS = sorted({p.name for s in REGISTRY.values() for p in s.params} | {"junk"})
@@ -101,17 +97,12 @@ def test_the_command_lines_users_type_over_real_runs(monkeypatch_session, real_p
 
 
 def check_command_line(argv: list[str]) -> int:
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            code = main(argv)
-        except SystemExit as exit:  # argparse: a usage line and one error line, exit code 2
-            code = exit.code
+    code, stderr = run_main(*argv)
     assert code in (0, 1, 2), (argv, code)
-    assert "Traceback" not in err.getvalue()
+    assert "Traceback" not in stderr
     if code == 2:
-        lines = [line for line in err.getvalue().splitlines() if line.strip()]
-        assert lines and lines[-1].startswith("bmn") and "error" in lines[-1], (argv, err.getvalue())
+        lines = [line for line in stderr.splitlines() if line.strip()]
+        assert lines and lines[-1].startswith("bmn") and "error" in lines[-1], (argv, stderr)
     return code
 
 
