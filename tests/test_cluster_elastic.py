@@ -33,7 +33,12 @@ class Notes(ProgressView):
 
 @pytest.fixture
 def cluster():
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    # Ray's control store marks a node dead after failed health checks: by default five, three seconds
+    # apart (~15 s in which the lost node's shard waits and the search has nothing else left to do);
+    # here after two, one second apart.
+    health = {"health_check_period_ms": 1000, "health_check_timeout_ms": 1000, "health_check_failure_threshold": 2}
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False,
+                                                      "_system_config": health})
     ray.init(address=c.address, logging_level="ERROR")
     yield c
     ray.shutdown()
