@@ -106,7 +106,7 @@ def test_fits_holds_two_players_64_cards_16_penalty_cards_values_to_15(shape, he
     assert fits(*shape) is held
 
 
-@njit
+@njit(cache=True)
 def _positions_both_ways(key, penalties, total, count, cut, out):
     """Deals 0..count-1 of the stream by random_deal (with words_from_positions) and by random_positions
     (with penalty_words): the rows whose positions, words or next state differ (0 expected)."""

@@ -16,7 +16,7 @@ from kernels.rng import deal_state, random_cut, random_deal, stream_key
 from helpers import space
 
 
-@njit
+@njit(cache=True)
 def random_games(key, penalties, total, size0, cut, count, brent_start, out):
     """Deals 0..count-1 of the stream (each cut at its own random place if `cut`): game2's figures and
     play_segments' side by side, one row a deal."""
@@ -33,7 +33,7 @@ def random_games(key, penalties, total, size0, cut, count, brent_start, out):
         out[j, 4:9] = row
 
 
-@njit
+@njit(cache=True)
 def all_games(seq, size0, count, brent_start, out):
     """Every deal of a small deck from `seq` on, in rank order: as random_games."""
     row = np.zeros(5, dtype=np.int64)
@@ -47,7 +47,7 @@ def all_games(seq, size0, count, brent_start, out):
         step_deal(seq)
 
 
-@njit
+@njit(cache=True)
 def tricks_by_segments(key, penalties, total, count, limit, out):
     """Each deal's first `limit` tricks played by trick2 and by segments: the number of tricks at whose
     end the two states differ (0 expected), and of segments played."""
