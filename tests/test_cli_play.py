@@ -12,6 +12,8 @@ import pytest
 
 from cluster.cli import main
 
+from cluster_helpers import run_main
+
 CASELLA = ["---K---Q-KQAJ-----AAJ--J--", "----------Q----KQ-J-----KA"]
 NESSLER = "---AJ--Q---------QAKQJJ-QK/-----A----KJ-K--------A---"
 BMN = Path(sys.executable).parent / "bmn"
@@ -74,9 +76,15 @@ def test_trace_of_a_cycle_stops_at_the_repeat(capsys):
     (["unrank", "5", "--players", "3"], "cannot be split equally"),
 ])
 def test_bad_input_is_one_sentence_and_exit_2(args, message):
-    out = run(*args)
-    assert out.returncode == 2
-    assert message in out.stderr
+    # main() in this process, as the console script calls it (a traceback would fail the test here)
+    code, stderr = run_main(*args)
+    assert code == 2
+    assert message in stderr and len(stderr.strip().splitlines()) == 1
+
+
+def test_bad_input_through_the_console_script():
+    out = run("play", "---K--X---", "--Q-")
+    assert out.returncode == 2 and "unknown character 'X' at position 7 of hand 1" in out.stderr
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
 
 
@@ -160,8 +168,8 @@ def test_ancestors_text_and_limit(capsys):
     (["ancestors", "J-", "--", "--limit", "0"], "at least 1"),
 ])
 def test_ancestors_bad_input(args, message):
-    out = run(*args)
-    assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
+    code, stderr = run_main(*args)
+    assert code == 2 and message in stderr
 
 
 def test_a_hand_of_two_plain_cards_is_not_the_option_separator(capsys):
