@@ -17,7 +17,7 @@ from cluster.query import query, run_tables
 from cluster.status import run_status_dict
 from cluster.tables import TABLES
 
-from cluster_helpers import make_config, tables_of
+from cluster_helpers import make_config, run_main, tables_of
 
 BMN = Path(sys.executable).parent / "bmn"
 CASELLA = "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA"
@@ -91,12 +91,12 @@ def test_queries_never_modify_a_run(runs, tmp_path):
     before = digest(random_run)
     refused = (f"COPY games TO '{random_run}/games.parquet'", f"COPY games TO '{tmp_path}/x.csv'",
                "DELETE FROM games", "INSTALL httpfs", f"ATTACH '{tmp_path}/x.db'")
-    for sql in refused:
-        out = bmn("query", random_run, sql)
-        assert out.returncode == 2 and out.stderr.startswith("bmn: error: SQL error:"), (sql, out.stderr)
+    for sql in refused:  # main() in this process, as the console script calls it
+        code, stderr = run_main("query", random_run, sql)
+        assert code == 2 and stderr.startswith("bmn: error: SQL error:"), (sql, stderr)
     # Statements that touch only the query's own in-memory database run, and change nothing either.
     for sql in ("CREATE TABLE t AS SELECT 1", "DROP VIEW games"):
-        assert bmn("query", random_run, sql).returncode == 0, sql
+        assert run_main("query", random_run, sql)[0] == 0, sql
     assert not (tmp_path / "x.csv").exists()
     assert digest(random_run) == before
 
@@ -175,10 +175,10 @@ def test_compacting_a_stopped_run_then_resuming_it(runs, tmp_path):
 
 
 def test_not_a_run():
-    out = bmn("query", "/nonexistent/run", "SELECT 1")
-    assert out.returncode == 2 and "is not a bmn run" in out.stderr
-    out = bmn("query", "SELECT 1")
-    assert out.returncode == 2 and "give one or more runs" in out.stderr
+    code, stderr = run_main("query", "/nonexistent/run", "SELECT 1")
+    assert code == 2 and "is not a bmn run" in stderr
+    code, stderr = run_main("query", "SELECT 1")
+    assert code == 2 and "give one or more runs" in stderr
 
 
 def test_a_compaction_stopped_half_way_loses_and_doubles_nothing(runs, tmp_path, monkeypatch):
