@@ -641,9 +641,14 @@ def test_warm_kernels_compiles_every_strategy_or_those_named():
 
 def test_make_test_warms_every_strategy():
     """`make test` compiles every strategy's kernels before the suite (two processes at once, then one):
-    between them, the strategies they name are all of the registry's, each once."""
+    between them, the strategies they name are all of the registry's, each once; before them, it
+    byte-compiles the project's modules."""
     from kernels.strategies import REGISTRY
 
     recipe = (ROOT / "Makefile").read_text().split("\ntest:", 1)[1].split("\n\n", 1)[0]
     named = [name for group in re.findall(r"\$\(WARM\) ([\w,]+)", recipe) for name in group.split(",")]
     assert len(re.findall(r"\$\(WARM\) ", recipe)) == 3 and sorted(named) == sorted(REGISTRY)
+    # and byte-compiles the project's modules first, for the processes that import them (which may not write .pyc)
+    compiled = re.search(r"-m compileall -q ([\w ]+?) >", recipe)
+    assert compiled and {"kernels", "cluster", "tests"} <= set(compiled.group(1).split())
+    assert recipe.index("compileall") < recipe.index("$(WARM)")
