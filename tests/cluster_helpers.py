@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
+import json
 import os
 import shutil
 import signal
@@ -14,6 +16,7 @@ import tempfile
 import time
 import uuid
 from contextlib import contextmanager
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -84,12 +87,46 @@ def offline_run(out, **values):
     return out
 
 
+def _compared(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
+    """What of a run's tables is the same on every run of its config: all but timings and placements."""
+    return {"games": tables["games"], "cycles": tables["cycles"], "histogram": tables["histogram"],
+            "shards": tables["shards"].select(DETERMINISTIC_SHARD_COLUMNS),
+            "atlas": tables["atlas"].drop_columns(["cpu_s", "deals_per_s"])}
+
+
 def assert_same_tables(a: dict[str, pa.Table], b: dict[str, pa.Table]) -> None:
-    for name in ("games", "cycles", "histogram"):
-        assert a[name].equals(b[name]), name
-    assert a["shards"].select(DETERMINISTIC_SHARD_COLUMNS).equals(b["shards"].select(DETERMINISTIC_SHARD_COLUMNS))
-    timing = ["cpu_s", "deals_per_s"]
-    assert a["atlas"].drop_columns(timing).equals(b["atlas"].drop_columns(timing)), "atlas"
+    b = _compared(b)
+    for name, table in _compared(a).items():
+        assert table.equals(b[name]), name
+
+
+def tables_digest(tables: dict[str, pa.Table]) -> str:
+    """A hash of what assert_same_tables compares: each table's schema and rows."""
+    parts = [[table.schema.to_string(show_schema_metadata=False), table.to_pylist()]
+             for table in _compared(tables).values()]
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+# The kernels' tables of the larger searches that cluster tests play (millions of deals: seconds of a
+# core each to play again in the test's process), pinned by digest under their config's fingerprint.
+TABLE_PINS = Path(__file__).parent / "data" / "table_pins.json"
+
+
+def assert_kernels_tables(tables: dict[str, pa.Table], config) -> None:
+    """A run's tables are the kernels' own for its config (direct_tables): held to the digest pinned for
+    the config where it is, else compared with the kernels' tables (a difference fails naming its
+    table). Equal tables without their pin fail too: a pin is missing or stale (the results changed,
+    as with a new RESULTS_VERSION); BMN_PIN_TABLES=1 writes it (run those tests without -n)."""
+    pins = json.loads(TABLE_PINS.read_text())
+    digest = tables_digest(tables)
+    if pins.get(config.fingerprint()) == digest:
+        return
+    assert_same_tables(tables, direct_tables(config))
+    if not os.environ.get("BMN_PIN_TABLES"):
+        pytest.fail(f"the tables are the kernels' own, but tests/data/table_pins.json has no pin {digest} for the "
+                    f"config {config.fingerprint()}: rerun with BMN_PIN_TABLES=1 to write it")
+    pins[config.fingerprint()] = digest
+    TABLE_PINS.write_text(json.dumps(dict(sorted(pins.items())), indent=1) + "\n")
 
 
 def wait_for(predicate, timeout=60.0, step=0.05):

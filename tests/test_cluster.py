@@ -19,7 +19,8 @@ from cluster.storage import RunStore
 from cluster.tables import read_summaries
 from kernels.errors import BmnError
 
-from cluster_helpers import assert_same_tables, direct_tables, kill_a_busy_actor_once, make_config, tables_of, wait_for
+from cluster_helpers import (assert_kernels_tables, assert_same_tables, direct_tables, kill_a_busy_actor_once, make_config,
+                             tables_of, wait_for)
 
 BMN = Path(sys.executable).parent / "bmn"
 RANDOM = dict(strategy="random", deals=300_000, shard_size=50_000, min_cards=1000, seed=11)
@@ -74,24 +75,18 @@ def test_an_actor_runs_its_kernels_on_one_numba_thread(ray_address):
 QUARTER = dict(RANDOM, deals=2_400_000, shard_size=400_000)
 
 
-@pytest.fixture(scope="module")
-def quarter_tables(tmp_path_factory):
-    """QUARTER's tables from the kernels directly (no Ray)."""
-    return direct_tables(make_config(tmp_path_factory.mktemp("quarter"), **QUARTER))
-
-
-def test_a_killed_actor_changes_nothing(ray_address, quarter_tables, tmp_path):
+def test_a_killed_actor_changes_nothing(ray_address, tmp_path):
     killed = []
     report = run_search(make_config(tmp_path, workers=2, **QUARTER), on_shard_done=kill_a_busy_actor_once(killed))
     assert killed and report.state == "finished" and report.shards_failed == 0
-    assert_same_tables(quarter_tables, tables_of(tmp_path))
+    assert_kernels_tables(tables_of(tmp_path), make_config(tmp_path, **QUARTER))
     attempts = dict(zip(*tables_of(tmp_path)["shards"].select(["shard", "attempts"]).to_pydict().values()))
     _, _, queued = killed[0]
     assert max(attempts[k] for k in queued) >= 2  # the shard it was computing was run again
 
 
-def test_attempts_cap_reports_failed_shards_and_resume_finishes_them(ray_address, quarter_tables, tmp_path):
-    search, want = QUARTER, quarter_tables
+def test_attempts_cap_reports_failed_shards_and_resume_finishes_them(ray_address, tmp_path):
+    search = QUARTER
     killed = []
     report = run_search(make_config(tmp_path, workers=2, max_attempts=1, **search),
                         on_shard_done=kill_a_busy_actor_once(killed))
@@ -103,7 +98,7 @@ def test_attempts_cap_reports_failed_shards_and_resume_finishes_them(ray_address
     assert {row["shard"] for row in failed} <= killed[0][2]  # the shards it held, one of them computing
     report = run_search(make_config(tmp_path, workers=2, **search), resume=True)
     assert report.shards_failed == 0 and report.shards_done == 6
-    assert_same_tables(want, tables_of(tmp_path))
+    assert_kernels_tables(tables_of(tmp_path), make_config(tmp_path, **search))
 
 
 @pytest.mark.slow
@@ -142,8 +137,7 @@ def test_driver_stopped_by_ray_job_stop_then_resumed(ray_address, tmp_path):
     assert resumed.returncode == 0, resumed.stderr
     report = json.loads(resumed.stdout)
     assert report["shards_done"] == 60 and report["new_shards"] == 60 - stopped
-    assert_same_tables(direct_tables(make_config(tmp_path / "whole", **{**RANDOM, "deals": 3_000_000})),
-                       tables_of(out))
+    assert_kernels_tables(tables_of(out), make_config(tmp_path / "whole", **{**RANDOM, "deals": 3_000_000}))
 
 
 def test_time_limit_then_resume(reference_run, ray_address, tmp_path, capsys):

@@ -14,7 +14,7 @@ from ray.cluster_utils import Cluster
 from cluster.coordinator import run_search
 from cluster.progress import ProgressView
 
-from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of, wait_for
+from cluster_helpers import assert_kernels_tables, make_config, tables_of, wait_for
 
 SEARCH = dict(strategy="random", deals=6_000_000, shard_size=100_000, min_cards=1500, seed=17)
 
@@ -89,7 +89,7 @@ def test_the_search_waits_for_cpus_then_grows_with_the_cluster_and_survives_a_no
     # An actor on every node that joined, one per CPU: one on the first node, two on the second.
     assert set(seen) == {first.node_id, second.node_id} and len(seen[first.node_id]) == 1
     tables = tables_of(tmp_path)
-    assert_same_tables(tables, direct_tables(config))
+    assert_kernels_tables(tables, config)
     # The node that joined mid-run played shards, each of its actors (the shards table's worker:
     # NODE_IP:PID): work is handed out shard by shard, so whatever is left when an actor has started
     # is shared with it.

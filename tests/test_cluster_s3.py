@@ -9,8 +9,8 @@ from cluster.coordinator import run_search
 from cluster.status import run_status_dict
 from cluster.storage import RunStore
 
-from cluster_helpers import (AWS_TEST_ENV, assert_same_tables, direct_tables, free_port, make_config, moto_s3, offline_run,
-                             tables_of)
+from cluster_helpers import (AWS_TEST_ENV, assert_kernels_tables, assert_same_tables, free_port, make_config, moto_s3,
+                             offline_run, tables_of)
 
 SEARCH = dict(strategy="random", deals=40_000, shard_size=5_000, min_cards=600, seed=3)
 
@@ -80,7 +80,7 @@ def test_a_driver_killed_on_an_s3_run_then_resumed(s3, ray_address, tmp_path):
                              capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
     assert not store.exists("run.lock") and run_status_dict(uri)["shards_done"] == 40
-    assert_same_tables(direct_tables(make_config(tmp_path / "direct", **search)), tables_of(uri))
+    assert_kernels_tables(tables_of(uri), make_config(tmp_path / "direct", **search))
 
 
 def test_endpoint_from_the_environment(s3, tmp_path, monkeypatch):

@@ -26,7 +26,8 @@ from cluster.status import run_status_dict
 from cluster.storage import RunStore
 from kernels.errors import BmnError
 
-from cluster_helpers import assert_same_tables, direct_tables, make_config, run_main, tables_of, wait_for
+from cluster_helpers import (assert_kernels_tables, assert_same_tables, direct_tables, make_config, run_main, tables_of,
+                             wait_for)
 
 BMN = Path(sys.executable).parent / "bmn"
 SEARCH = dict(strategy="random", deals=60_000, shard_size=5_000, min_cards=700, seed=5)
@@ -92,7 +93,7 @@ def test_a_dead_local_ray_node_stops_the_search_with_a_sentence_and_resume_finis
     resumed = bmn("resume", out, "--address", ray_cluster, "--no-progress", "--json")
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["shards_done"] == 12
-    assert_same_tables(direct_tables(make_config(tmp_path / "whole", **dead)), tables_of(out))
+    assert_kernels_tables(tables_of(out), make_config(tmp_path / "whole", **dead))
     shutil.rmtree(ray_tmp, ignore_errors=True)
 
 

@@ -4,6 +4,9 @@ A change to the kernels that changes any of them (the random stream, an engine's
 strategy's logic) must also bump kernels.RESULTS_VERSION, so that `bmn resume` refuses to mix the
 old and the new computation in one run; then regenerate the pins:
     .venv/bin/python tests/test_results_version.py
+and the digests of the larger cluster tests' tables (tests/data/table_pins.json), which those tests
+then fail to find, saying so:
+    BMN_PIN_TABLES=1 .venv/bin/python -m pytest THE_FAILING_TESTS
 """
 
 from __future__ import annotations
@@ -71,6 +74,33 @@ def test_results_are_those_of_this_results_version(name, tmp_path):
     assert digest(name, tmp_path) == pins[name], (
         f"the {name} strategy now computes other results: bump kernels.RESULTS_VERSION and regenerate "
         f"the pins (python tests/test_results_version.py)")
+
+
+def test_the_cluster_tests_pins_hold_their_tables_and_say_when_they_are_missing(tmp_path, monkeypatch):
+    """assert_kernels_tables (the larger cluster tests' check against the kernels' own tables): a pinned
+    digest spares computing them; other tables fail naming their table; equal tables without their pin
+    fail until BMN_PIN_TABLES=1 writes it."""
+    import cluster_helpers
+    from cluster_helpers import assert_kernels_tables, tables_digest
+
+    pins = tmp_path / "pins.json"
+    pins.write_text("{}")
+    monkeypatch.setattr(cluster_helpers, "TABLE_PINS", pins)
+    config = make_config(tmp_path / "run", **SMALL["random"])
+    tables = direct_tables(config)
+    with pytest.raises(pytest.fail.Exception, match=f"no pin {tables_digest(tables)} for the config {config.fingerprint()}"):
+        assert_kernels_tables(tables, config)
+    other = dict(tables, games=tables["games"].slice(1))
+    with pytest.raises(AssertionError, match="games"):
+        assert_kernels_tables(other, config)
+    monkeypatch.setenv("BMN_PIN_TABLES", "1")
+    assert_kernels_tables(tables, config)
+    assert json.loads(pins.read_text()) == {config.fingerprint(): tables_digest(tables)}
+    monkeypatch.delenv("BMN_PIN_TABLES")
+    monkeypatch.setattr(cluster_helpers, "direct_tables", lambda config: pytest.fail("computed"))
+    assert_kernels_tables(tables, config)  # from the pin alone
+    with pytest.raises(pytest.fail.Exception, match="computed"):
+        assert_kernels_tables(other, config)
 
 
 if __name__ == "__main__":
