@@ -336,18 +336,32 @@ def _stop_head(head, log, temp: str) -> None:
     shutil.rmtree(temp, ignore_errors=True)
 
 
-class _Gate:
-    """Holds actors in their warm-up until opened, so that a test decides when they have started
-    (a Ray actor: Gate.remote(); Gate.options(num_cpus=1) holds a CPU)."""
+class Gate:
+    """Holds actors in their warm-up until opened, so that a test decides when they have started: a
+    file that the actors look for (the test clusters' nodes share this machine). Not an actor of its
+    own: a process for each gate, asked 20 times a second by each actor it holds, cost more CPU than
+    the tests it served."""
 
-    def __init__(self):
-        self.open = False
+    def __init__(self, folder):
+        self.path = os.path.join(folder, f"gate-{uuid.uuid4().hex}")
 
     def set(self, value: bool) -> None:
-        self.open = value
+        if value:
+            open(self.path, "w").close()
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(self.path)
 
     def is_open(self) -> bool:
-        return self.open
+        return os.path.exists(self.path)
+
+
+@ray.remote(num_cpus=1)
+class CpuHolder:
+    """An actor holding one of the cluster's CPUs while it lives (someone else's work)."""
+
+    def placed(self) -> bool:
+        return True
 
 
 def gated_runner(gate, fail_warm_up: bool = False):
@@ -358,7 +372,7 @@ def gated_runner(gate, fail_warm_up: bool = False):
         def warm_up(self):
             if fail_warm_up:
                 raise ImportError("No module named 'numba'")
-            while not ray.get(gate.is_open.remote()):
+            while not gate.is_open():
                 time.sleep(0.05)
             return super().warm_up()
 
@@ -371,7 +385,7 @@ def driverless_gpu_runner(gate):
     @ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)
     class Driverless(ShardRunner):
         def warm_up(self):
-            while not ray.get(gate.is_open.remote()):
+            while not gate.is_open():
                 time.sleep(0.05)
             raise RuntimeError("CUDA driver library cannot be found")
 
@@ -398,7 +412,6 @@ def failing_gpu_runner(gate, fail_on: int):
     return FailingGpu
 
 
-Gate = ray.remote(num_cpus=0)(_Gate)
 
 # The Ray actors defined here travel to the workers by value: the tests' folder is not on the
 # workers' import path.

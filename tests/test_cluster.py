@@ -330,7 +330,7 @@ def test_a_job_on_another_machine_is_refused_while_the_first_compiles(reference_
     here, elsewhere = socket.gethostname(), threading.local()
     monkeypatch.setattr(cluster.lease.socket, "gethostname",
                         lambda: "another-machine" if getattr(elsewhere, "on", False) else here)
-    gate = Gate.remote()  # shut: the first job's workers stay in their warm-up (compiling)
+    gate = Gate(tmp_path)  # shut: the first job's workers stay in their warm-up (compiling)
     monkeypatch.setattr(cluster.worker, "ShardWorker", gated_runner(gate))
     out = tmp_path / "run"
     result = {}
@@ -346,7 +346,7 @@ def test_a_job_on_another_machine_is_refused_while_the_first_compiles(reference_
         assert not (shards.exists() and any(shards.glob("*.parquet")))  # still before any shard
     finally:
         elsewhere.on = False
-        gate.set.remote(True)
+        gate.set(True)
         first.join(timeout=300)
     assert result["report"].state == "finished"
     assert_same_tables(want, tables_of(out))

@@ -18,8 +18,8 @@ from cluster.pool import AUTO_FACTOR, AUTO_FIRST_S, AUTO_MIN_S, ShardPool
 from cluster.worker import ShardRunner
 from kernels.errors import BmnError
 
-from cluster_helpers import (DETERMINISTIC_SHARD_COLUMNS, Gate, direct_tables, driverless_gpu_runner, failing_gpu_runner,
-                             gated_runner, make_config, tables_of, wait_for)
+from cluster_helpers import (DETERMINISTIC_SHARD_COLUMNS, CpuHolder, Gate, direct_tables, driverless_gpu_runner,
+                             failing_gpu_runner, gated_runner, make_config, tables_of, wait_for)
 
 SEARCH = dict(strategy="random", deals=60_000, shard_size=10_000, min_cards=600, seed=5)
 
@@ -60,8 +60,8 @@ def test_the_automatic_deadline_follows_the_slowest_shard():
 
 def test_the_pool_alone_plays_a_plan_like_the_kernels(ray_address, tmp_path):
     config = make_config(tmp_path, **SEARCH)
-    gate = Gate.remote()
-    gate.set.remote(True)
+    gate = Gate(tmp_path)
+    gate.set(True)
     pool, plan = make_pool(gated_runner(gate), config)
     try:
         outcomes = run_pool(pool, plan)
@@ -79,15 +79,15 @@ def test_a_gpu_failing_mid_run_gives_its_shards_to_the_cpu_actors(ray_address, t
     sentence says so. Every shard is done once, with the kernels' figures."""
     config = make_config(tmp_path, **dict(SEARCH, deals=120_000))
     plan = Plan(config)
-    gpu_gate, cpu_gate = Gate.remote(), Gate.remote()
+    gpu_gate, cpu_gate = Gate(tmp_path), Gate(tmp_path)
     kinds = {"gpu": failing_gpu_runner(gpu_gate, fail_on=2), "cpu": gated_runner(cpu_gate)}
     pool = ShardPool(lambda kind: kinds[kind].remote(config.deck, plan.space.split, config.strategy),
                      lambda failed: {"gpu": 1 - failed, "cpu": 1}, in_flight=2, max_attempts=1)
     try:
         pool.scale()
-        gpu_gate.set.remote(True)  # the GPU actor starts first, so that it takes shards before the CPU's
+        gpu_gate.set(True)  # the GPU actor starts first, so that it takes shards before the CPU's
         assert wait_for(lambda: pool.wait(0.05) == [] and pool.ready == 1, timeout=60)
-        cpu_gate.set.remote(True)
+        cpu_gate.set(True)
         outcomes = run_pool(pool, plan)
     finally:
         pool.close()
@@ -109,15 +109,15 @@ def test_a_gpu_actor_failing_to_start_after_the_last_shard_is_said_when_the_pool
     warm-up then fails (no CUDA driver): closing the pool, which gives starting actors a grace, says so."""
     config = make_config(tmp_path, **SEARCH)
     plan = Plan(config)
-    gpu_gate, cpu_gate = Gate.remote(), Gate.remote()
+    gpu_gate, cpu_gate = Gate(tmp_path), Gate(tmp_path)
     kinds = {"gpu": driverless_gpu_runner(gpu_gate), "cpu": gated_runner(cpu_gate)}
     pool = ShardPool(lambda kind: kinds[kind].remote(config.deck, plan.space.split, config.strategy),
                      lambda failed: {"gpu": 1 - failed, "cpu": 1}, in_flight=2, max_attempts=1)
     try:
-        cpu_gate.set.remote(True)
+        cpu_gate.set(True)
         outcomes = run_pool(pool, plan)
         assert pool.notes == [] and pool.ready == 1
-        gpu_gate.set.remote(True)
+        gpu_gate.set(True)
     finally:
         pool.close(grace_s=60)
     assert sorted(outcomes) == list(range(plan.count)) and not any(o.figures.worker.endswith("/gpu")
@@ -133,19 +133,19 @@ def test_a_gpu_actor_takes_batches_of_consecutive_shards(ray_address, tmp_path, 
     all its shards and the batch queued behind it back to the CPU actor, untried."""
     config = make_config(tmp_path, **dict(SEARCH, deals=120_000))
     plan = Plan(config)
-    gpu_gate, cpu_gate = Gate.remote(), Gate.remote()
+    gpu_gate, cpu_gate = Gate(tmp_path), Gate(tmp_path)
     kinds = {"gpu": failing_gpu_runner(gpu_gate, fail_on=fail_on or 10**9), "cpu": gated_runner(cpu_gate)}
     pool = ShardPool(lambda kind: kinds[kind].remote(config.deck, plan.space.split, config.strategy),
                      lambda failed: {"gpu": 1 - failed, "cpu": 1}, in_flight=2, max_attempts=1, gpu_batch=3)
     shards = (plan.shard(k) for k in range(plan.count))
     try:
         pool.scale()
-        gpu_gate.set.remote(True)
+        gpu_gate.set(True)
         assert wait_for(lambda: pool.wait(0.05) == [] and pool.ready == 1, timeout=60)
         pool.dispatch(shards)
         assert [[s.id for s in batch] for batch, _ in pool.in_flight.values()] == [[0, 1, 2], [3, 4, 5]]
         assert pool.report().in_flight == 6
-        cpu_gate.set.remote(True)
+        cpu_gate.set(True)
         outcomes = run_pool(pool, plan, shards=shards)
     finally:
         pool.close()
@@ -164,7 +164,7 @@ def test_actors_lost_before_they_start_are_capacity_lost_not_a_failure_to_start(
     """A spot node taken while its actors warm up: they are replaced, as often as it happens, and
     the run goes on once actors start; it never counts as "the workers cannot start"."""
     config = make_config(tmp_path, **SEARCH)
-    gate = Gate.remote()
+    gate = Gate(tmp_path)
     pool, plan = make_pool(gated_runner(gate), config)
     try:
         pool.scale()
@@ -173,7 +173,7 @@ def test_actors_lost_before_they_start_are_capacity_lost_not_a_failure_to_start(
             ray.kill(starting[0].handle, no_restart=True)  # gone, as with its node
             assert wait_for(lambda: pool.wait(0.05) == [] and pool.lost_actors == lost, timeout=30)
         assert pool.start_failures == 0 and pool.alive == 2
-        gate.set.remote(True)
+        gate.set(True)
         outcomes = run_pool(pool, plan)
     finally:
         pool.close()
@@ -197,8 +197,8 @@ def test_a_fixed_number_of_workers_the_cluster_cannot_place_says_so(ray_address,
     with a sentence (workers = 0 would wait for CPUs as long as it takes)."""
     monkeypatch.setattr(cluster.pool, "START_WAIT_S", 3.0)
     cpus = int(ray.cluster_resources()["CPU"])
-    holders = [Gate.options(num_cpus=1).remote() for _ in range(cpus)]
-    ray.get([h.is_open.remote() for h in holders])  # placed: every CPU is taken
+    holders = [CpuHolder.remote() for _ in range(cpus)]
+    ray.get([h.placed.remote() for h in holders])  # placed: every CPU is taken
     try:
         with pytest.raises(BmnError, match=rf"none of the 1 workers asked for could be placed in \d+ s: the Ray "
                                            rf"cluster has {cpus} CPUs \(0 free\).*workers = 0"):
