@@ -52,7 +52,7 @@ import ray
 from kernels.errors import BmnError
 from kernels.strategies import Shard
 
-from .summary import ShardFigures
+from .figures import ShardFigures
 from .tables import games_table
 
 AUTO_FACTOR = 10.0  # an automatic deadline: this many times the slowest shard so far ...

@@ -1,8 +1,8 @@
 """What a shard reports besides its games: its figures (from the worker that played it) and its
 summary (the run's record of it, kept in its file), as values with a fixed shape.
 
-A worker sends back its shard's games rows and `ShardFigures`: the figures of its result the summary
-tables need, a few hundred numbers at most. The run loop makes the shard's one `ShardSummary` from
+A worker sends back its shard's games rows and `ShardFigures` (figures.py): the figures of its result
+the summary tables need, a few hundred numbers at most. The run loop makes the shard's one `ShardSummary` from
 them, or from the pool's word that it gave the shard up (`ShardSummary.of`, for either), and writes
 both into the shard's file. A shard file keeps one summary per shard in its Parquet key-value metadata (`bmn.shards`, JSON:
 `to_json` / `from_json`); the run's `shards` table holds their manifest columns (Arrow:
@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 
-import numpy as np
 import pyarrow as pa
 
 from kernels import RESULTS_VERSION
-from kernels.strategies import CycleRow, Shard, ShardResult
+from kernels.strategies import CycleRow, Shard
+
+from .figures import ShardFigures
 
 STATUSES = ("done", "failed")
 
@@ -43,40 +44,6 @@ SHARDS_SCHEMA = pa.schema([
     ("finished_at", pa.float64()),
     ("error", pa.string()),
 ])
-
-
-@dataclass(frozen=True, kw_only=True)
-class ShardFigures:
-    """What a worker reports of a shard it played: its result's figures (those the summary tables need),
-    where it ran, how long it took. Its games travel beside it, as rows of the games table."""
-
-    deals: int = 0
-    cards: int = 0
-    max_cards: int = 0
-    cycles: int = 0
-    candidates: int = 0
-    elapsed_s: float = 0.0
-    worker: str = ""
-    finished_at: float = 0.0
-    histogram: dict[int, int] = field(default_factory=dict)  # finite games by length in cards (non-zero only)
-    wins: tuple[int, ...] = ()  # finite games won by each hand
-    longest: dict | None = None  # the longest finite game: hands, index and the fields of its GameResult
-    cycle_ids: tuple[str, ...] = ()  # every cycle a candidate enters or the shard reported
-    cycle_rows: tuple[CycleRow, ...] | None = None  # the cycles it reported (None: no result, or not recorded)
-
-    @classmethod
-    def from_result(cls, result: ShardResult, *, elapsed_s: float, worker: str) -> "ShardFigures":
-        return cls(
-            deals=result.deals, cards=result.cards, max_cards=result.max_cards, cycles=result.cycles,
-            candidates=len(result.candidates), elapsed_s=round(float(elapsed_s), 4), worker=worker,
-            finished_at=time.time(), wins=tuple(int(w) for w in result.wins),
-            histogram={int(k): int(result.histogram[k]) for k in np.nonzero(result.histogram)[0]},
-            longest=None if result.longest is None else {
-                "hands": result.longest.hands, "index": result.longest.index, **result.longest.result.to_dict()},
-            cycle_ids=tuple(sorted({c.result.cycle_id for c in result.candidates if c.result.cycle_id}
-                                   | {row.cycle_id for row in result.cycle_rows})),
-            cycle_rows=tuple(result.cycle_rows),
-        )
 
 
 @dataclass(frozen=True)

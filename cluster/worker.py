@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numba
 import ray
@@ -24,9 +24,11 @@ from kernels.errors import BmnError
 from kernels.strategies import Shard, ShardResult, get, run_shard as run_strategy_shard
 from kernels.tally import Candidate
 
-from .config import SearchConfig
-from .plan import Plan
-from .summary import ShardFigures
+from .figures import ShardFigures
+
+if TYPE_CHECKING:  # (the actors import this module: the config's modules would bring pyarrow)
+    from .config import SearchConfig
+    from .plan import Plan
 
 
 class ShardRows(NamedTuple):

@@ -10,7 +10,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from cluster.summary import SHARDS_SCHEMA, ShardFigures, ShardSummary, manifest_summaries, manifest_table
+from cluster.figures import ShardFigures
+from cluster.summary import SHARDS_SCHEMA, ShardSummary, manifest_summaries, manifest_table
 from cluster.tables import META_KEY
 from kernels import RESULTS_VERSION
 from kernels.strategies import CycleRow, Shard, run_random

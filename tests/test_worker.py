@@ -9,7 +9,7 @@ import pytest
 
 from cluster.config import build_config
 from cluster.plan import Plan
-from cluster.summary import ShardFigures
+from cluster.figures import ShardFigures
 from cluster.tables import GAMES_SCHEMA, games_table
 from cluster.worker import ShardRunner, run_shard
 from kernels.errors import BmnError
@@ -66,3 +66,4 @@ def test_a_strategy_without_gpu_kernels_refuses_the_gpu():
     plan = Plan(config)
     with pytest.raises(BmnError, match="the climb strategy has no GPU kernels; its shards run on CPUs"):
         run_shard(config.deck, plan.space.split, plan.shard(0), device="gpu")
+
