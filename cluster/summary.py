@@ -2,9 +2,9 @@
 summary (the run's record of it, kept in its file), as values with a fixed shape.
 
 A worker sends back its shard's games rows and `ShardFigures` (figures.py): the figures of its result
-the summary tables need, a few hundred numbers at most. The run loop makes the shard's one `ShardSummary` from
-them, or from the pool's word that it gave the shard up (`ShardSummary.of`, for either), and writes
-both into the shard's file. A shard file keeps one summary per shard in its Parquet key-value metadata (`bmn.shards`, JSON:
+the summary tables need, a few hundred numbers at most. The run loop makes the shard's one
+`ShardSummary` from them, or from the pool's word that it gave the shard up (`ShardSummary.of`, for
+either), and writes both into the shard's file. A shard file keeps one summary per shard in its Parquet key-value metadata (`bmn.shards`, JSON:
 `to_json` / `from_json`); the run's `shards` table holds their manifest columns (Arrow:
 `manifest_table` / `manifest_summaries`). The JSON keys are those bmn has always written, so the
 shard files of earlier runs read back: a summary written before results versions were recorded

@@ -338,9 +338,8 @@ def _stop_head(head, log, temp: str) -> None:
 
 class Gate:
     """Holds actors in their warm-up until opened, so that a test decides when they have started: a
-    file that the actors look for (the test clusters' nodes share this machine). Not an actor of its
-    own: a process for each gate, asked 20 times a second by each actor it holds, cost more CPU than
-    the tests it served."""
+    file that the actors look for (the test clusters' nodes share this machine), not an actor, which
+    would take a Ray worker process of its own and a call 20 times a second from each actor it holds."""
 
     def __init__(self, folder):
         self.path = os.path.join(folder, f"gate-{uuid.uuid4().hex}")
@@ -410,7 +409,6 @@ def failing_gpu_runner(gate, fail_on: int):
             return super().run(shard)
 
     return FailingGpu
-
 
 
 # The Ray actors defined here travel to the workers by value: the tests' folder is not on the

@@ -79,16 +79,16 @@ def test_a_killed_actor_changes_nothing(ray_address, tmp_path):
     killed = []
     report = run_search(make_config(tmp_path, workers=2, **QUARTER), on_shard_done=kill_a_busy_actor_once(killed))
     assert killed and report.state == "finished" and report.shards_failed == 0
-    assert_kernels_tables(tables_of(tmp_path), make_config(tmp_path, **QUARTER))
-    attempts = dict(zip(*tables_of(tmp_path)["shards"].select(["shard", "attempts"]).to_pydict().values()))
+    tables = tables_of(tmp_path)
+    assert_kernels_tables(tables, make_config(tmp_path, **QUARTER))
+    attempts = dict(zip(*tables["shards"].select(["shard", "attempts"]).to_pydict().values()))
     _, _, queued = killed[0]
     assert max(attempts[k] for k in queued) >= 2  # the shard it was computing was run again
 
 
 def test_attempts_cap_reports_failed_shards_and_resume_finishes_them(ray_address, tmp_path):
-    search = QUARTER
     killed = []
-    report = run_search(make_config(tmp_path, workers=2, max_attempts=1, **search),
+    report = run_search(make_config(tmp_path, workers=2, max_attempts=1, **QUARTER),
                         on_shard_done=kill_a_busy_actor_once(killed))
     assert killed
     assert report.shards_failed >= 1
@@ -96,9 +96,9 @@ def test_attempts_cap_reports_failed_shards_and_resume_finishes_them(ray_address
     failed = [row for row in manifest if row["status"] == "failed"]
     assert failed and all(row["error"].startswith("worker lost") for row in failed)
     assert {row["shard"] for row in failed} <= killed[0][2]  # the shards it held, one of them computing
-    report = run_search(make_config(tmp_path, workers=2, **search), resume=True)
+    report = run_search(make_config(tmp_path, workers=2, **QUARTER), resume=True)
     assert report.shards_failed == 0 and report.shards_done == 6
-    assert_kernels_tables(tables_of(tmp_path), make_config(tmp_path, **search))
+    assert_kernels_tables(tables_of(tmp_path), make_config(tmp_path, **QUARTER))
 
 
 @pytest.mark.slow

@@ -66,4 +66,3 @@ def test_a_strategy_without_gpu_kernels_refuses_the_gpu():
     plan = Plan(config)
     with pytest.raises(BmnError, match="the climb strategy has no GPU kernels; its shards run on CPUs"):
         run_shard(config.deck, plan.space.split, plan.shard(0), device="gpu")
-
