@@ -286,7 +286,7 @@ def trace_states(deal, size0, max_states, ws):
     leader = np.empty(max_states, dtype=np.int64)
     before = np.empty(max_states, dtype=np.int64)
     mask = ws.hands.shape[2] - 1
-    lead = 0
+    lead = np.int64(0)  # not 0: the engine's play_trick compiled for a leader variable (kernels/sweep/cpu.py)
     played = 0
     count = 0
     over = ws.size[0, 0] == 0 or ws.size[0, 1] == 0

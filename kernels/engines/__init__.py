@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Callable
 
+import numpy as np
 from numba import prange
 
 from .._jit import kernel
@@ -64,7 +65,7 @@ def play_rows(engine, rows, splits, brent_start, out):
     """
     ws = new_workspace(splits.shape[1], rows.shape[1])
     for i in range(rows.shape[0]):
-        play_one(engine, rows[i], splits[i], 0, brent_start, ws, out[i])
+        play_one(engine, rows[i], splits[i], np.int64(0), brent_start, ws, out[i])  # not 0: see sweep_kernel
 
 
 @kernel(parallel=True)

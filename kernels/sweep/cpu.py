@@ -51,6 +51,10 @@ def sweep_kernel(mode, engine, seq, penalties, key, split, start, stop, min_card
     holding the first random_cut cards (two players; `split` is rewritten for each state).
     """
     total = seq.shape[0]
+    # Hand 1 leads. A variable, not the literal 0: Numba compiles a callee once more for each literal
+    # argument it is passed, and play_parallel passes its leader as a variable (one compiled engine
+    # for both; LLVM still folds the constant where the engine is inlined).
+    leader = np.int64(0)
     positions = np.zeros(total, dtype=np.int64)
     ws = new_workspace(split.shape[0], total)
     row = np.zeros(N_FIELDS, dtype=np.int64)
@@ -72,9 +76,9 @@ def sweep_kernel(mode, engine, seq, penalties, key, split, start, stop, min_card
                 # The fast kernel's hands come straight from the penalty positions just drawn.
                 m0, n0, q0, m1, n1, q1 = words_from_positions(seq, positions, n_penalty, s0)
         if engine == FAST:
-            play2_words(m0, n0, q0, m1, n1, q1, seq, s0, 0, brent_start, row)
+            play2_words(m0, n0, q0, m1, n1, q1, seq, s0, leader, brent_start, row)
         else:
-            play_one(engine, seq, split, 0, brent_start, ws, row)
+            play_one(engine, seq, split, leader, brent_start, ws, row)
         # The tally (see kernels/tally.py).
         played = row[F_CARDS]
         stats[DEALS] += 1
