@@ -39,21 +39,25 @@ KERNEL_NAMES = ("random_sweep", "exhaustive_sweep", "states_sweep")
 HERE = Path(__file__).parent
 
 
-@cache
-def nvvm_library(name: str):
-    """The kernel through numba-cuda's front end (typing, lowering to NVVM IR: ~4 s of the ~4.5 s a
-    compile_ptx takes), once, for the oldest target, the one that allows least."""
+def front_end(fn, signature):
+    """A kernel through numba-cuda's front end (typing, lowering to NVVM IR: ~4 s of the ~4.5 s a
+    compile_ptx of a sweep kernel takes), for the oldest target, the one that allows least."""
     from numba.cuda.compiler import _compile_pyfunc_with_fixup
 
-    from kernels.sweep import cuda as gpu
-    fn, signature = gpu.KERNELS[name]
     library, _ = _compile_pyfunc_with_fixup(fn, signature, device=False, cc=min(TARGETS), abi="numba")
     return library
 
 
 @cache
+def nvvm_library(name: str):
+    """A sweep kernel's front end, once."""
+    from kernels.sweep import cuda as gpu
+    return front_end(*gpu.KERNELS[name])
+
+
+@cache
 def ptx(name: str, cc: tuple[int, int]) -> str:
-    """The kernel's PTX for a target: NVVM compiles the kernel's IR for it, as compile_ptx does."""
+    """A sweep kernel's PTX for a target: NVVM compiles the kernel's IR for it, as compile_ptx does."""
     (text,) = nvvm_library(name).get_asm_strs(cc=cc)
     return text
 
@@ -63,12 +67,31 @@ def unnamed(text: str) -> str:
     return re.sub(r"_cudapy_smem_\d+", "SMEM", re.sub(r"_ZN\w+", "NAME", text))
 
 
+def _shuffled(out, k):
+    """A small kernel with a shared array and a loop: what the check below compiles both ways."""
+    block = cuda.shared.array(32, np.int64)
+    lane = cuda.threadIdx.x
+    block[lane] = lane * k
+    cuda.syncthreads()
+    total = 0
+    for i in range(32):
+        total += block[(lane + i) % 32] ^ i
+    out[lane] = total
+
+
 def test_the_ptx_is_compile_ptxs():
-    """The front end run once, NVVM per target: the PTX of numba-cuda's own compile_ptx, but for names."""
-    from kernels.sweep import cuda as gpu
-    fn, signature = gpu.KERNELS["random_sweep"]
-    text, _ = cuda.compile_ptx(fn, signature, cc=(8, 0))
-    assert ".target sm_80" in text and unnamed(ptx("random_sweep", (8, 0))) == unnamed(text)
+    """The front end run once, NVVM per target (what `ptx` does for the sweep kernels): the PTX of
+    numba-cuda's own compile_ptx, but for names. Checked on a small kernel: a sweep kernel's
+    compile_ptx takes 5-14 s of the suite, the front end's cost once more."""
+    from numba import types
+
+    signature = (types.int64[::1], types.int64)
+    library = front_end(_shuffled, signature)
+    for cc in ((7, 5), (8, 0)):
+        text, _ = cuda.compile_ptx(_shuffled, signature, cc=cc)
+        (ours,) = library.get_asm_strs(cc=cc)
+        assert f".target sm_{cc[0]}{cc[1]}" in text and "SMEM" in unnamed(text)
+        assert unnamed(ours) == unnamed(text)
 
 
 def local_memory(text: str) -> list[str]:
