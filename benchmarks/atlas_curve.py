@@ -12,10 +12,11 @@ it where they do not, and prices a hunt for a full deck's cycle:
 
 The fit: the cycling count of each deck's row is Poisson with mean `played x rate(cards)`, the rate a
 straight line on a log scale against the deck's cards ("exponential") or against log cards ("power"),
-a generalised linear model (statsmodels) with `played` as the exposure. The decks of a family scatter
-about any smooth curve by more than sampling alone (a deck cycles or, sporadically, does not), so the
-dispersion is estimated from the data (quasi-Poisson: Pearson's chi-square over the residual degrees of
-freedom, never below 1) and widens every interval. A deck with an exact row contributes that row; a
+a generalised linear model with `played` as the exposure, fitted by iteratively reweighted least
+squares (`poisson_fit`). The decks of a family scatter about any smooth curve by more than sampling
+alone (a deck cycles or, sporadically, does not), so the dispersion is estimated from the data
+(quasi-Poisson: Pearson's chi-square over the residual degrees of freedom, never below 1) and widens
+every interval (Wald's, on the log scale). A deck with an exact row contributes that row; a
 sampled deck its sample; the decks below the first that cycles are left out (no deck that small has
 a cycle at all: a threshold, not the curve), and a family with fewer than three decks that cycle
 supports no curve. A family none of whose decks cycles has its full deck's rate
@@ -37,6 +38,7 @@ import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -52,6 +54,7 @@ FAMILIES = {"1:4,2:4,3:4,4:4": ("standard", 52), "1:4,2:4,3:4": ("camicia", 40),
 KNOWN = {"standard": ("Casella's", "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA"),
          "camicia": ("Zanotto's", "--K-Q-Q-K-KJ-----KJ-/--J--Q----Q-------J-")}
 MODELS = ("exponential", "power")
+Z_95 = NormalDist().inv_cdf(0.975)  # a two-sided 95% interval, in standard errors
 MIN_CYCLING_DECKS = 3  # a curve of two parameters and its dispersion need at least this many decks that cycle
 GPU_GAMES_S = 1.23e9  # model: one H200, random standard deals (benchmarks/README.md, "The GPU sweep")
 GPU_DOLLARS_H = 3.50  # assumed price of one H200-hour (cloud list prices vary, about $2-10)
@@ -95,7 +98,7 @@ class Fit:
     dispersion: float  # the quasi-Poisson scale (1: the decks scatter no more than sampling says)
     decks: int
     cycling_decks: int
-    result: object  # statsmodels' GLMResults
+    covariance: np.ndarray  # of (intercept, slope), the dispersion included
 
     def _x(self, cards):
         cards = np.atleast_1d(np.asarray(cards, dtype=float))
@@ -103,9 +106,11 @@ class Fit:
 
     def predict(self, cards) -> pd.DataFrame:
         """The fitted rate at `cards`, with its 95% interval (on the log scale, then back)."""
-        frame = self.result.get_prediction(self._x(cards)).summary_frame(alpha=0.05)
-        return pd.DataFrame({"cards": np.atleast_1d(cards), "rate": frame["mean"].to_numpy(),
-                             "rate_lo": frame["mean_ci_lower"].to_numpy(), "rate_hi": frame["mean_ci_upper"].to_numpy()})
+        x = self._x(cards)
+        log_rate = x @ np.array([self.intercept, self.slope])
+        spread = Z_95 * np.sqrt(np.einsum("ij,jk,ik->i", x, self.covariance, x))
+        return pd.DataFrame({"cards": np.atleast_1d(cards), "rate": np.exp(log_rate),
+                             "rate_lo": np.exp(log_rate - spread), "rate_hi": np.exp(log_rate + spread)})
 
     @property
     def per_card(self) -> float:
@@ -116,21 +121,39 @@ class Fit:
 def fit(frame: pd.DataFrame, family: str, unit: str, model: str = "exponential") -> Fit | None:
     """The curve fitted to a family's decks from the first that cycles on (the smaller decks have no
     cycle at all: a threshold, not the curve's tail); None where fewer than MIN_CYCLING_DECKS cycle."""
-    import statsmodels.api as sm
-
     rows = points(frame, family, unit)
     if (rows["cycling"] > 0).sum() < MIN_CYCLING_DECKS:
         return None
     rows = rows[rows["cards"] >= rows.loc[rows["cycling"] > 0, "cards"].min()]  # from the first deck that cycles
     cards = rows["cards"].to_numpy(dtype=float)
     x = np.column_stack([np.ones_like(cards), cards if model == "exponential" else np.log(cards)])
-    glm = sm.GLM(rows["cycling"].to_numpy(dtype=float), x, family=sm.families.Poisson(),
-                 exposure=rows["played"].to_numpy(dtype=float))
-    first = glm.fit()
-    dispersion = max(1.0, float(first.pearson_chi2 / max(1, first.df_resid)))
-    result = glm.fit(scale=dispersion)
-    return Fit(family, unit, model, float(result.params[0]), float(result.params[1]), dispersion, len(rows),
-               int((rows["cycling"] > 0).sum()), result)
+    counts = rows["cycling"].to_numpy(dtype=float)
+    coefficients, information = poisson_fit(counts, x, rows["played"].to_numpy(dtype=float))
+    expected = np.exp(x @ coefficients) * rows["played"].to_numpy(dtype=float)
+    pearson = float(np.sum((counts - expected) ** 2 / expected))
+    dispersion = max(1.0, pearson / max(1, len(rows) - x.shape[1]))
+    return Fit(family, unit, model, float(coefficients[0]), float(coefficients[1]), dispersion, len(rows),
+               int((rows["cycling"] > 0).sum()), dispersion * np.linalg.inv(information))
+
+
+def poisson_fit(counts: np.ndarray, x: np.ndarray, exposure: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The maximum-likelihood coefficients of a Poisson model, log(mean) = log(exposure) + x @ b, by
+    iteratively reweighted least squares (Newton's method on the log-likelihood, which is concave), and
+    the Fisher information at them (x' W x, W the fitted means)."""
+    offset = np.log(exposure)
+    mean = counts + 0.5  # a start no count leaves at zero, as for any Poisson fit
+    eta = np.log(mean)
+    coefficients = np.zeros(x.shape[1])
+    for _ in range(100):
+        working = eta - offset + (counts - mean) / mean  # the linearised response
+        information = x.T @ (mean[:, None] * x)
+        updated = np.linalg.solve(information, x.T @ (mean * working))
+        eta = offset + x @ updated
+        mean = np.exp(eta)
+        if np.max(np.abs(updated - coefficients)) <= 1e-12 * max(1.0, np.max(np.abs(updated))):
+            return updated, x.T @ (mean[:, None] * x)
+        coefficients = updated
+    raise ArithmeticError("the Poisson fit did not converge in 100 iterations")
 
 
 @dataclass

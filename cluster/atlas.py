@@ -44,6 +44,7 @@ from kernels.decks import parse_deck
 from kernels.strategies import REGISTRY
 from kernels.strategies.atlas import AtlasShard
 
+from .binomial import clopper_pearson
 from .summary import ShardSummary
 
 ATLAS = "atlas"  # the table's name, which the atlas strategy declares as its own (Strategy.own_table)
@@ -87,13 +88,7 @@ ROWS = (("exact", "deal"), ("exact", "state"), ("sampled", "deal"), ("sampled", 
 
 def rate_interval(cycling: int, played: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
     """The exact binomial (Clopper-Pearson) interval on the rate of a sample: `cycling` of `played`."""
-    from scipy.stats import binomtest  # here, not at the top: every worker imports this module, and scipy.stats
-    # takes 0.7 s to import
-
-    if not played:
-        return 0.0, 1.0
-    ci = binomtest(int(cycling), int(played)).proportion_ci(confidence_level=confidence, method="exact")
-    return float(ci.low), float(ci.high)
+    return clopper_pearson(int(cycling), int(played), confidence)
 
 
 def atlas_table(summaries: dict[int, ShardSummary], games: pa.Table) -> pa.Table:

@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from cluster.atlas import rate_interval
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -103,6 +105,8 @@ def test_the_committed_rows_are_the_families_small_to_full():
         sampled = rows[rows["method"] == "sampled"]
         assert (sampled["rate_lo"] <= sampled["rate"]).all() and (sampled["rate"] <= sampled["rate_hi"]).all()
         assert (sampled["rate_hi"] > 0).all() and (sampled["played"] > 10**8).all()
+        assert [rate_interval(c, p) for c, p in zip(sampled["cycling"], sampled["played"])] == \
+               list(zip(sampled["rate_lo"], sampled["rate_hi"]))  # as the atlas table gives them
     for family in ("camicia-style", "two-suit"):  # the families of two of each value, whose decks cycle
         rows = frame[frame["family"] == family]
         assert (rows["method"] == "exact").all() and (rows["cycling"] > 0).sum() >= 3
