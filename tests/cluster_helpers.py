@@ -138,18 +138,25 @@ def wait_for(predicate, timeout=60.0, step=0.05):
     return False
 
 
-def run_main(*args) -> tuple[int, str]:
-    """(exit code, stderr) of `bmn ARGS` run by the console script's main() in this process (argparse's
-    own exit included)."""
+def in_process(*args) -> subprocess.CompletedProcess:
+    """`bmn ARGS` run by the console script's main() in this process (argparse's own exit included), as
+    subprocess.run would report it: for commands that start no Ray, where a process of their own adds
+    only its start (~1 CPU-s)."""
     from cluster.cli import main
 
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         try:
             code = main([str(a) for a in args])
         except SystemExit as exit:  # argparse: a usage line and one error line, exit code 2
             code = exit.code
-    return code, err.getvalue()
+    return subprocess.CompletedProcess(["bmn", *map(str, args)], code, out.getvalue(), err.getvalue())
+
+
+def run_main(*args) -> tuple[int, str]:
+    """(exit code, stderr) of `bmn ARGS` run by main() in this process (`in_process`)."""
+    done = in_process(*args)
+    return done.returncode, done.stderr
 
 
 def busy_actor(coordinator):

@@ -26,8 +26,8 @@ from cluster.status import run_status_dict
 from cluster.storage import RunStore
 from kernels.errors import BmnError
 
-from cluster_helpers import (assert_kernels_tables, assert_same_tables, direct_tables, make_config, run_main, tables_of,
-                             wait_for)
+from cluster_helpers import (assert_kernels_tables, assert_same_tables, direct_tables, in_process, make_config, run_main,
+                             tables_of, wait_for)
 
 BMN = Path(sys.executable).parent / "bmn"
 SEARCH = dict(strategy="random", deals=60_000, shard_size=5_000, min_cards=700, seed=5)
@@ -126,14 +126,14 @@ def test_a_truncated_shard_file_is_named_moved_aside_and_recomputed(ray_address,
     data = victim.read_bytes()
     victim.write_bytes(data[: len(data) // 3])
     (out / "games.parquet").unlink()  # make the readers rebuild from the shard files
-    st = bmn("status", out)
+    st = in_process("status", out)
     assert st.returncode == 0 and "damaged" in st.stdout and "000000000003.parquet" in st.stdout
     assert run_status_dict(str(out))["shards_done"] == 11
     notes: list[str] = []
     assert query([str(out)], "SELECT count(*) AS n FROM shards", notes).to_pylist() == [{"n": 11}]
     assert any("000000000003.parquet is damaged" in n for n in notes)
     assert any("1 of 12 shards are missing (3)" in n for n in notes)
-    top = bmn("top", out, "-n", "1")
+    top = in_process("top", out, "-n", "1")
     assert top.returncode == 0 and "shards are missing (3)" in top.stderr
     resumed = bmn("resume", out, "--workers", "1", "--address", ray_address, "--no-progress", "--json")
     assert resumed.returncode == 0, resumed.stderr
@@ -254,9 +254,9 @@ def test_a_damaged_run_json_is_one_sentence_and_a_damaged_progress_json_is_ignor
     out = finished_run()
     progress = (out / "progress.json").read_text()
     (out / "progress.json").write_text('{"state": "fini')  # a torn snapshot
-    st = bmn("status", out, "--json")
+    st = in_process("status", out, "--json")
     assert st.returncode == 0 and json.loads(st.stdout)["shards_done"] == 12, st.stderr
-    assert bmn("top", out, "-n", "1").returncode == 0
+    assert in_process("top", out, "-n", "1").returncode == 0
     (out / "progress.json").write_text(progress)
     good = (out / "run.json").read_bytes()
     for k, damage in enumerate((b"\x00\xff garbage", b"[]", b'{"config": {"seed": "x"}}')):
@@ -310,7 +310,7 @@ def test_shard_files_of_another_run_are_never_counted(ray_address, reference, tm
     rewritten(kept / "000000000003.parquet", shards / "000000000003.parquet", run=None,
               params=json.dumps({"seed": 6}))
 
-    st = bmn("status", own, "--json")
+    st = in_process("status", own, "--json")
     status = json.loads(st.stdout)
     assert status["shards_done"] == 0 and len(status["foreign"]) == 5
     assert "written by another run (fingerprint 0123456789abcdef" in status["foreign"]["shards/000000000000.parquet"]
@@ -331,7 +331,7 @@ def test_shard_files_of_another_run_are_never_counted(ray_address, reference, tm
     rewritten(kept / "000000000005.parquet", shards / "000000000005.parquet", run=None)
     # A compaction merges the run's own files and moves another's aside, the tables unchanged.
     rewritten(kept / "000000000000.parquet", shards / "000000000099.parquet", run="0123456789abcdef")
-    merged = bmn("compact", own)
+    merged = in_process("compact", own)
     assert merged.returncode == 0 and "shards/000000000099.parquet is not this run's" in merged.stderr, merged.stderr
     assert [p.name for p in shards.iterdir()] == ["c000000000000-000000000011.parquet"]
     assert len(list((own / "foreign").iterdir())) == 6
