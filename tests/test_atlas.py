@@ -29,7 +29,7 @@ from kernels.strategies import get, run_exhaustive
 from kernels.strategies.atlas import AtlasShard, family, run_atlas
 from kernels.strategies.census import census_counts, run_census
 
-from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of
+from cluster_helpers import assert_same_tables, direct_tables, in_process, make_config, tables_of
 
 BMN = Path(sys.executable).parent / "bmn"
 ROOT = Path(__file__).resolve().parent.parent
@@ -220,16 +220,15 @@ def test_configs_atlas_runs_on_ray_and_reads_back(ray_address, tmp_path):
     camicia = rows[-1]
     assert (camicia["deck"], camicia["deals"], camicia["infinite"], camicia["cycles"]) == \
            ("0:14,1:2,2:2,3:2", 3_488_400, 16, 1)
-    status = subprocess.run([str(BMN), "status", str(out)], capture_output=True, text=True).stdout
+    status = in_process("status", out).stdout  # main() in this process: these commands start no Ray
     assert "(atlas, 1:2,2:2,3:2 with 0:14 plain cards: 8 decks of 6-20 cards, 2 players, equal hands)" in status
-    shown = subprocess.run([str(BMN), "atlas", str(out)], capture_output=True, text=True)
+    shown = in_process("atlas", out)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     assert lines[0].split()[:7] == ["deck", "cards", "split", "method", "unit", "played", "cycling"]
     assert lines[-1] == "(13 rows)"
     assert "0:14,1:2,2:2,3:2" in lines[-2] and "3488400" in lines[-2] and "10/74" in lines[-2]
-    wide = json.loads(subprocess.run([str(BMN), "atlas", str(out), "--wide", "--format", "json"],
-                                     capture_output=True, text=True).stdout)
+    wide = json.loads(in_process("atlas", out, "--wide", "--format", "json").stdout)
     assert [r["deck"] for r in wide if r["unit"] == "deal"] == [r["deck"] for r in rows] and "longest_deal" in wide[0]
     assert query([str(out)], "SELECT sum(infinite) AS n FROM atlas").to_pylist() == \
            [{"n": sum(r["infinite"] for r in rows)}]

@@ -15,7 +15,7 @@ from kernels.engines.reference import play_reference
 from kernels.notation import parse_deal
 from kernels.strategies.census import census_counts
 
-from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of
+from cluster_helpers import assert_same_tables, direct_tables, in_process, make_config, tables_of
 
 BMN = Path(sys.executable).parent / "bmn"
 
@@ -79,7 +79,9 @@ def test_the_factory_on_two_workers_and_bmn_cycles(ray_address, tmp_path):
         assert row["deals"] == sum(g["cycle_id"] == row["cycle_id"] for g in games)
     shown = cycles_report([str(tmp_path)]).to_pylist()
     assert {r["cycle_id"] for r in shown} == {r["cycle_id"] for r in tables["cycles"].to_pylist()}
-    out = subprocess.run([str(BMN), "cycles", str(tmp_path)], capture_output=True, text=True, check=True).stdout
+    done = in_process("cycles", tmp_path)  # main() in this process (the states test types it)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
     assert "state" in out and "complete" in out and shown[0]["cycle_id"] in out
 
 

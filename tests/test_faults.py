@@ -244,10 +244,11 @@ def test_a_wrong_address_is_one_sentence(address, message, tmp_path):
     done = bmn("search", "--deals", "10", "--shard-size", "10", "--out", tmp_path / "run", "--address", address,
                "--no-progress", timeout=120)
     assert done.returncode == 2 and one_sentence(done.stderr) and message in done.stderr, done.stderr
-    env = {**os.environ, "RAY_ADDRESS": address}
-    done = bmn("search", "--deals", "10", "--shard-size", "10", "--out", tmp_path / "run", "--no-progress",
-               env=env, timeout=120)
-    assert done.returncode == 2 and one_sentence(done.stderr) and message in done.stderr, done.stderr
+    if address.startswith("http"):  # the same check where the address comes from RAY_ADDRESS (once)
+        env = {**os.environ, "RAY_ADDRESS": address}
+        done = bmn("search", "--deals", "10", "--shard-size", "10", "--out", tmp_path / "run", "--no-progress",
+                   env=env, timeout=120)
+        assert done.returncode == 2 and one_sentence(done.stderr) and message in done.stderr, done.stderr
 
 
 def test_a_damaged_run_json_is_one_sentence_and_a_damaged_progress_json_is_ignored(ray_address, tmp_path, finished_run):

@@ -17,7 +17,7 @@ from cluster.query import query, run_tables
 from cluster.status import run_status_dict
 from cluster.tables import TABLES
 
-from cluster_helpers import make_config, run_main, tables_of
+from cluster_helpers import in_process, make_config, run_main, tables_of
 
 BMN = Path(sys.executable).parent / "bmn"
 CASELLA = "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA"
@@ -60,9 +60,9 @@ def test_csv_json_and_table_formats(runs):
     lines = out.stdout.splitlines()
     assert lines[0] == "cards,tricks,hands" and lines[1] == f"{best[0]['cards']},{best[0]['tricks']},{best[0]['hands']}"
     assert len(lines) == 4
-    out = bmn("query", random_run, sql, "--format", "json")
+    out = in_process("query", random_run, sql, "--format", "json")  # main() here; the CSV above as typed
     assert json.loads(out.stdout) == [{"cards": g["cards"], "tricks": g["tricks"], "hands": g["hands"]} for g in best]
-    out = bmn("query", random_run, sql)
+    out = in_process("query", random_run, sql)
     assert out.stdout.splitlines()[0].split() == ["cards", "tricks", "hands"] and "(3 rows)" in out.stdout
 
 
