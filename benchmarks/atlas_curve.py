@@ -128,18 +128,17 @@ def fit(frame: pd.DataFrame, family: str, unit: str, model: str = "exponential")
     cards = rows["cards"].to_numpy(dtype=float)
     x = np.column_stack([np.ones_like(cards), cards if model == "exponential" else np.log(cards)])
     counts = rows["cycling"].to_numpy(dtype=float)
-    coefficients, information = poisson_fit(counts, x, rows["played"].to_numpy(dtype=float))
-    expected = np.exp(x @ coefficients) * rows["played"].to_numpy(dtype=float)
+    coefficients, information, expected = poisson_fit(counts, x, rows["played"].to_numpy(dtype=float))
     pearson = float(np.sum((counts - expected) ** 2 / expected))
     dispersion = max(1.0, pearson / max(1, len(rows) - x.shape[1]))
     return Fit(family, unit, model, float(coefficients[0]), float(coefficients[1]), dispersion, len(rows),
                int((rows["cycling"] > 0).sum()), dispersion * np.linalg.inv(information))
 
 
-def poisson_fit(counts: np.ndarray, x: np.ndarray, exposure: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def poisson_fit(counts: np.ndarray, x: np.ndarray, exposure: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The maximum-likelihood coefficients of a Poisson model, log(mean) = log(exposure) + x @ b, by
-    iteratively reweighted least squares (Newton's method on the log-likelihood, which is concave), and
-    the Fisher information at them (x' W x, W the fitted means)."""
+    iteratively reweighted least squares (Newton's method on the log-likelihood, which is concave), the
+    Fisher information at them (x' W x, W the fitted means), and those fitted means."""
     offset = np.log(exposure)
     mean = counts + 0.5  # a start no count leaves at zero, as for any Poisson fit
     eta = np.log(mean)
@@ -151,7 +150,7 @@ def poisson_fit(counts: np.ndarray, x: np.ndarray, exposure: np.ndarray) -> tupl
         eta = offset + x @ updated
         mean = np.exp(eta)
         if np.max(np.abs(updated - coefficients)) <= 1e-12 * max(1.0, np.max(np.abs(updated))):
-            return updated, x.T @ (mean[:, None] * x)
+            return updated, x.T @ (mean[:, None] * x), mean
         coefficients = updated
     raise ArithmeticError("the Poisson fit did not converge in 100 iterations")
 

@@ -19,7 +19,6 @@ import math
 
 _TINY = 1e-300
 _SUM_BELOW = 2000  # beta_cdf: sum at most this many binomial terms
-_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
 def _stirling_tail(x: float) -> float:
@@ -65,14 +64,15 @@ def beta_cdf(x: float, a: float, b: float) -> float:
         return 0.0
     if x >= 1.0:
         return 1.0
-    front = math.exp(a * math.log(x) + b * math.log1p(-x) - log_beta(a, b))  # x^a (1 - x)^b / B(a, b)
-    if x <= (a + 1) / (a + b + 2):  # below the mean the fraction converges fast
-        return front * _continued_fraction(a, b, x) / a
-    if a == int(a) and a <= _SUM_BELOW and a < b:
+    below_mean = x <= (a + 1) / (a + b + 2)
+    if not below_mean and a == int(a) and a <= _SUM_BELOW and a < b:
         # Above the mean of a skewed beta (a rare event's rate just past its count): its few binomial
         # terms, where the other form's fraction would cancel (1 - x, rounded, against numbers near 1:
         # a rate of 1e-10 would keep three digits).
         return 1.0 - _binomial_head(int(a), a + b - 1, x)
+    front = math.exp(a * math.log(x) + b * math.log1p(-x) - log_beta(a, b))  # x^a (1 - x)^b / B(a, b)
+    if below_mean:  # the fraction converges fast
+        return front * _continued_fraction(a, b, x) / a
     # I_x(a, b) = 1 - I_(1-x)(b, a), whose fraction converges fast there; the front is the same
     return 1.0 - front * _continued_fraction(b, a, 1.0 - x) / b
 
