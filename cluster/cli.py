@@ -45,6 +45,8 @@ def protect_positionals(parser: argparse.ArgumentParser, argv: list[str]) -> lis
     sub = _subparser(parser, argv[0])
     if sub is None:
         return argv
+    if len(argv) > 1 and _subparser(sub, argv[1]) is not None:  # a command's own subcommand (catalogue add)
+        return [argv[0], *protect_positionals(sub, argv[1:])]
     takes_value = {}
     for action in sub._actions:
         for opt in action.option_strings:
@@ -78,6 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(protect_positionals(parser, argv))
     try:
+        if hasattr(args, "catalogue"):  # the commands that label cycles: the user's catalogue files
+            from . import known
+            known.use(args.catalogue or ())
         return int(args.handler(args) or 0)
     except BmnError as error:
         print(f"bmn: error: {error}", file=sys.stderr)

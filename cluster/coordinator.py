@@ -45,10 +45,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+import pyarrow as pa
 import ray
 
 from kernels.errors import BmnError
 
+from . import known
 from .config import SearchConfig
 from .lease import Lease
 from .plan import Plan
@@ -89,6 +91,12 @@ class RunReport:
     set_aside: list[str] = field(default_factory=list)  # damaged shard files moved into damaged/
     table: str | None = None  # the strategy's own summary table, if it has one (the atlas)
     missing: list[int] = field(default_factory=list)  # "incomplete": the shards the tables miss
+    unit: str = "deals"  # what the strategy's shards play: "deals" (counted by `deals`) or "states"
+    finite_games: bool = True  # whether the strategy keeps finite games (a longest game to show)
+    # Each distinct cycle's label by the catalogue of known cycles (cluster/known.py; None: new), and
+    # the cycles that contradict a complete exhaustive search (one sentence each)
+    cycle_labels: list = field(default_factory=list)
+    contradictions: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return self.__dict__.copy()
@@ -146,6 +154,7 @@ class Coordinator:
         self.health: ClusterHealth | None = None
         self.waiting_for_cpus = False
         self.missing: list[int] = []  # shards in neither a done nor a failed file at the end
+        self.cycles: pa.Table | None = None  # the cycles table, once the end of the run has written it
 
     # -- the loop -------------------------------------------------------------------------------
     def _scale(self) -> None:
@@ -196,7 +205,7 @@ class Coordinator:
         pending = (self.plan.shard(k) for k in range(self.plan.count) if k not in finished)
         deadline = t0 + self.config.time_limit if self.config.time_limit else None
         state = "finished"
-        self.progress.start(self.plan.count, self.totals.done)
+        self.progress.start(self.plan.count, self.totals.done, self.plan.strategy.unit, self.plan.strategy.finite_games)
         if self.local:
             # Every worker on this machine shares Numba's disk cache: compile the kernels here,
             # once, rather than in every worker at the same time (CPU and memory times the workers).
@@ -350,6 +359,7 @@ class Coordinator:
             contents = read_contents(self.store, self._read, self.owner)
             tables = build_tables(contents)
             write_tables(self.store, tables)
+            self.cycles = tables["cycles"]
             self.totals.cycle_ids = set(tables["cycles"].column("cycle_id").to_pylist())
             self.totals.failed = sum(1 for s in contents.summaries.values() if not s.done)
             self.totals.done = len(contents.done)
@@ -368,10 +378,15 @@ class Coordinator:
         first, last = self.pool_report.first_dispatch, self.pool_report.last_result
         work = (last - first) if first and last else 0.0
         t = self.totals
+        if self.cycles is not None:
+            labels, contradictions = self.cycles.column("known").to_pylist(), known.contradictions(self.cycles)
+        else:  # (an interrupted search writes no tables: its cycles as the shards name them)
+            labels, contradictions = known.labels_of(t.cycle_ids, None), []
+        strategy = self.plan.strategy
         return RunReport(self.store.uri, state, self.plan.count, t.done, t.failed, t.deals, t.cards,
                          round(time.time() - t0, 2), len(t.cycle_ids), list(t.longest), self.new,
-                         self.session_deals, round(work, 3), list(self.set_aside), self.plan.strategy.own_table,
-                         list(self.missing))
+                         self.session_deals, round(work, 3), list(self.set_aside), strategy.own_table,
+                         list(self.missing), strategy.unit, strategy.finite_games, labels, contradictions)
 
 
 def run_search(config: SearchConfig, *, resume: bool = False, progress: ProgressView | None = None,

@@ -1,4 +1,5 @@
-"""The terminal progress bar of a search: shards done/total, deals/s, ETA, longest game, cycles.
+"""The terminal progress bar of a search: shards done/total, deals/s (states/s for the strategies that
+play states), ETA, the longest game (for those that keep finite games), cycles.
 
 Until the first worker is ready (on a first run the workers compile the kernels, which takes
 about a minute) the bar says so; rates and ETA count from the first shard handed out.
@@ -23,10 +24,15 @@ class ProgressView:
         self._done0 = 0
         self.total = 0
         self._last_line = 0.0
+        self.unit = "deals"
+        self.longest = True
 
-    def start(self, total: int, done: int) -> None:
+    def start(self, total: int, done: int, unit: str = "deals", longest: bool = True) -> None:
+        """`unit`: what the shards play ("deals" or "states"); `longest`: whether they keep finite games."""
         self._done0 = done
         self.total = total
+        self.unit = unit
+        self.longest = longest
         if not self.enabled:
             return
         if self.live:
@@ -57,7 +63,8 @@ class ProgressView:
             shards_per_s = (done - self._done0) / elapsed
             remaining = self.total - done - failed
             eta = _duration(remaining / shards_per_s) if shards_per_s > 0 else "?"
-            status = (f"{_si(rate)} deals/s  ETA {eta}  longest [bold]{longest}[/] cards  cycles [bold]{cycles}[/]"
+            status = (f"{_si(rate)} {self.unit}/s  ETA {eta}  "
+                      + (f"longest [bold]{longest}[/] cards  " if self.longest else "") + f"cycles [bold]{cycles}[/]"
                       + (f"  [red]failed {failed}[/]" if failed else "") + (f"  ({note})" if note else ""))
         if self._progress is not None:
             self._progress.update(self._task, completed=done, status=status)

@@ -26,6 +26,8 @@ import pyarrow as pa
 from kernels.errors import BmnError
 
 from .atlas import ATLAS, ATLAS_SCHEMA
+from . import known
+from .known import labelled
 from .lease import is_live, read_lock
 from .plan import Plan
 from .runmeta import existing_run, read_progress, read_run_config
@@ -50,6 +52,8 @@ def run_tables(uri: str, notes: list[str] | None = None) -> dict[str, pa.Table]:
     if state in ("finished", "time limit", "interrupted") and lock is None and progress.get("tables", True):
         try:
             tables = {name: store.read_parquet(f"{name}.parquet") for name in TABLES}
+            # (labelled as the catalogue says now: a run of an earlier bmn has no `known` column)
+            tables["cycles"] = labelled(tables["cycles"])
         except (OSError, pa.ArrowException):
             tables = None  # missing or damaged summary tables: rebuilt from the shard files below
     plan = None
@@ -183,10 +187,22 @@ def top_games(uris: Sequence[str], n: int = 10, by: str = "cards", notes: list[s
                        f"WHERE outcome = 'win' ORDER BY {by} DESC, {other} DESC, hands LIMIT {int(n)}", notes)
 
 
-def cycles_report(uris: Sequence[str], notes: list[str] | None = None) -> pa.Table:
-    return query(uris, "SELECT cycle_id, deck, period_tricks, period_cards, deals, basin, complete, closure, "
-                       "imbalance, min_preperiod_tricks, max_preperiod_tricks, hands, state, closest FROM cycles "
-                       "ORDER BY deals DESC, basin DESC NULLS LAST, cycle_id", notes)
+def cycles_report(uris: Sequence[str], notes: list[str] | None = None, new: bool = False,
+                  contradictions: list[str] | None = None) -> pa.Table:
+    """The distinct cycles of the runs, each labelled: the catalogue's source, or "new" (`new`: only those).
+    The cycles that contradict a complete exhaustive search are said in `contradictions`."""
+    tables = combined_tables(uris, notes)
+    if contradictions is not None:
+        contradictions += known.contradictions(tables["cycles"])
+    con = connect(tables)
+    try:
+        return con.sql(
+            f"SELECT cycle_id, coalesce(known, '{known.NEW}') AS known, deck, period_tricks, period_cards, deals, basin, "
+            "complete, closure, imbalance, min_preperiod_tricks, max_preperiod_tricks, hands, state, closest "
+            f"FROM cycles {'WHERE known IS NULL ' if new else ''}"
+            "ORDER BY deals DESC, basin DESC NULLS LAST, cycle_id").to_arrow_table()
+    finally:
+        con.close()
 
 
 # What `bmn atlas` shows of the atlas table (--wide: every column).

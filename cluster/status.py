@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 
+from . import known
 from .config import from_json
 from .lease import live_holder
 from .plan import Plan
@@ -32,6 +33,7 @@ def run_status_dict(uri: str) -> dict:
     rate = session_deals / elapsed if elapsed else None
     pending = plan.count - totals.done - totals.failed
     eta = pending * elapsed / new_shards if new_shards and running else None
+    labels = known.labels_of(totals.cycle_ids, None)
     return {
         "run": uri, "strategy": config.strategy, "deck": config.deck, "split": list(plan.space.split),
         "searches": plan.strategy.describe(config, plan.space, plan.params),
@@ -40,7 +42,9 @@ def run_status_dict(uri: str) -> dict:
         "shards_total": plan.count, "shards_done": totals.done, "shards_failed": totals.failed,
         "shards_pending": pending, "deals": totals.deals, "cards": totals.cards,
         "deals_per_s": None if rate is None else round(rate, 1), "eta_s": None if eta is None else round(eta, 1),
-        "longest": totals.best, "cycles": len(totals.cycle_ids), "damaged": damaged, "foreign": foreign,
+        "longest": totals.best if plan.strategy.finite_games else None, "cycles": len(totals.cycle_ids),
+        "cycles_known": {label: labels.count(label) for label in sorted({x for x in labels if x is not None})},
+        "cycles_new": labels.count(None), "unit": plan.strategy.unit, "damaged": damaged, "foreign": foreign,
     }
 
 
@@ -57,14 +61,16 @@ def run_status(uri: str, as_json: bool = False) -> int:
     print(f"state     {state}")
     print(f"shards    {st['shards_done']:,} done, {st['shards_failed']:,} failed, {st['shards_pending']:,} pending"
           f" of {st['shards_total']:,}")
-    rate = f", {st['deals_per_s']:,.0f} deals/s" if st["deals_per_s"] else ""
-    print(f"deals     {st['deals']:,} played{rate}")
+    unit = st["unit"]
+    rate = f", {st['deals_per_s']:,.0f} {unit}/s" if st["deals_per_s"] else ""
+    print(f"{unit:<9} {st['deals']:,} played{rate}")
     if st["eta_s"] is not None:
         print(f"ETA       {st['eta_s']:,.0f} s")
     if st["longest"]:
         g = st["longest"]
         print(f"longest   {g['cards']} cards, {g['tricks']} tricks: {g['hands']}")
-    print(f"cycles    {st['cycles']} distinct")
+    labels = [label for label, n in st["cycles_known"].items() for _ in range(n)] + [None] * st["cycles_new"]
+    print(f"cycles    {st['cycles']} distinct" + (f": {known.summary(labels)}" if st["cycles"] else ""))
     for rel, why in st["foreign"].items():
         print(f"foreign   {rel}: not this run's ({why}); its shards are not counted (`bmn resume {st['run']}` "
               f"moves it to foreign/)")

@@ -35,6 +35,7 @@ from kernels.strategies import Candidate, CycleRow
 from kernels.tally import CLOSURE_FIELDS
 
 from .atlas import atlas_table
+from .known import labelled
 from .storage import RunStore, StoreUnavailable
 from .summary import ShardSummary, manifest_table
 from .totals import RunTotals
@@ -86,6 +87,9 @@ CYCLES_SCHEMA = pa.schema([
     ("closure", pa.int64()),
     ("closest", pa.string()),
     ("imbalance", pa.int64()),
+    # who found it first, by the catalogue of known cycles (cluster/known.py); null: a new cycle. The
+    # catalogue's word, not the search's: set again whenever a table is built or read
+    ("known", pa.string()),
 ])
 
 HISTOGRAM_SCHEMA = pa.schema([("cards", pa.int64()), ("games", pa.int64())])
@@ -380,7 +384,7 @@ def cycles_table(games: pa.Table, reported: Sequence[tuple[int, CycleRow]] = ())
             # was met) unless a search was truncated: the largest count is kept.
             row["closure"], row["closest"], row["imbalance"] = r.closure, r.closest, r.imbalance
     ordered = sorted(rows.values(), key=lambda r: (r["first_shard"], r["cycle_id"]))
-    return pa.Table.from_pylist(ordered, schema=CYCLES_SCHEMA)
+    return labelled(pa.Table.from_pylist(ordered, schema=CYCLES_SCHEMA))
 
 
 def reported_rows(cycles: pa.Table) -> list[tuple[int, CycleRow]]:

@@ -56,3 +56,13 @@ def test_on_a_terminal_a_live_bar():
     view.stop()
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())  # without the terminal's escapes
     assert "shards 5/8" in text and "777" in text and "(2 workers)" in text
+
+
+def test_a_run_of_states_speaks_of_states_and_shows_no_longest_game(capsys):
+    view = ProgressView(console=Console(file=io.StringIO(), force_terminal=False))
+    view.start(100, 0, unit="states", longest=False)
+    capsys.readouterr()
+    view.update(50, 3_000_000, 0, 1, 0, time.time() - 1.0)
+    line = capsys.readouterr().err
+    assert "M states/s" in line and "deals" not in line and "longest" not in line and "cycles 1" in line
+    view.stop()

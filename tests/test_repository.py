@@ -53,6 +53,7 @@ TESTED_ELSEWHERE = {
     "cluster.commands.deals": ["test_cli_play.py", "test_fuzz.py"],  # play, rank, unrank
     "cluster.commands.results": ["test_query.py", "test_fuzz.py"],  # query, top, cycles, compact
     "cluster.commands.search": ["test_cluster.py", "test_config.py", "test_faults.py"],  # search, resume, status
+    "cluster.known": ["test_catalogue.py"],  # the catalogue's labels in tables, status and summaries
     "kernels.bench": ["test_cli_play.py"],  # bmn bench
     # the sweeps (kernels/sweep/): test_sweep.py holds the CPU to exact tables, test_gpu.py the GPU's
     # kernels (kernels/sweep/cuda.py) and host side (kernels/sweep/gpu.py) to the CPU
@@ -187,3 +188,20 @@ def test_importing_ray_builds_no_grammar_parsers():
                           timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]"
+
+
+def test_a_plain_install_holds_every_package_and_the_catalogue():
+    """pyproject's package discovery finds every package of kernels/ and cluster/ (a plain `pip install .`,
+    as the cloud image makes, otherwise lacks the engines, sweeps, strategies and commands) and ships the
+    catalogue's data files."""
+    import tomllib
+
+    from setuptools import find_packages
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    found = set(find_packages(where=str(ROOT), include=config["packages"]["find"]["include"]))
+    packages = {str(p.parent.relative_to(ROOT)).replace("/", ".") for top in ("kernels", "cluster")
+                for p in (ROOT / top).rglob("__init__.py")}
+    assert found == packages and "kernels.strategies.cycles" in found
+    data = [path for pattern in config["package-data"]["kernels"] for path in (ROOT / "kernels").glob(pattern)]
+    assert {p.name for p in data} == {"known_cycles.tsv", "exhaustive_searches.tsv"}

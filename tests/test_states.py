@@ -181,3 +181,22 @@ def test_bad_states_configs_are_refused(values, message, tmp_path):
 def test_an_odd_deck_is_a_states_deck(tmp_path):
     config = make_config(tmp_path, strategy="states", deck=ODD, deals=10)
     assert config.space().split == (6, 5)
+
+
+def test_a_states_run_speaks_of_states_and_shows_no_longest_game(tmp_path, capsys):
+    """Its status and its summary count states, at states/s, and show no longest game (it keeps none)."""
+    from cluster.commands.search import print_report
+    from cluster.coordinator import run_search
+
+    from cluster_helpers import in_process, offline_run
+
+    values = dict(strategy="states", deck=SMALL, deals=60_000, shard_size=30_000, seed=1)
+    out = offline_run(tmp_path / "states", **values)
+    status = in_process("status", str(out)).stdout
+    assert "states    60,000 played" in status and "deals" not in status and "longest" not in status
+    assert "cycles    1 distinct: 1 new" in status  # the deck's one cycle: no source has it
+    report = run_search(make_config(out, **values), resume=True)
+    print_report(report, as_json=False)
+    text = capsys.readouterr().out
+    assert "60,000 states played" in text and "longest" not in text
+    assert f"cycles: 1 distinct: 1 new (bmn cycles {out}; the new ones: bmn cycles --new {out})" in text

@@ -9,6 +9,7 @@ from kernels.errors import BmnError
 
 from ..compact import DEFAULT_SHARDS_PER_FILE, compact
 from ..query import FORMATS, atlas_report, cycles_report, format_table, query, top_games
+from .catalogue import add_catalogue_option, say_contradictions
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,6 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("args", nargs="+", metavar="RUN... SQL", help="one or more runs, then the SQL")
     p.add_argument("--format", default="table", choices=FORMATS)
+    add_catalogue_option(p)
     p.set_defaults(handler=cmd_query)
 
     p = sub.add_parser("top", help="the longest finite games of runs")
@@ -31,10 +33,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", default="table", choices=FORMATS)
     p.set_defaults(handler=lambda a: _print_with_notes(lambda notes: top_games(a.runs, a.n, a.by, notes), a.format))
 
-    p = sub.add_parser("cycles", help="the distinct cycles found by runs")
+    p = sub.add_parser("cycles", help="the distinct cycles found by runs, each labelled known (its source) or new",
+                       description="The distinct cycles of one or more runs, one row each, labelled by the catalogue "
+                       "of known cycles (bmn catalogue): `known` names who found the cycle first, or says new. A cycle "
+                       "that a deal enters whose deck and split a complete exhaustive search covered, and that the "
+                       "catalogue lacks, contradicts that search: bmn says so on stderr.")
     p.add_argument("runs", nargs="+", metavar="RUN")
+    p.add_argument("--new", action="store_true", help="only the cycles no catalogue knows")
     p.add_argument("--format", default="table", choices=FORMATS)
-    p.set_defaults(handler=lambda a: _print_with_notes(lambda notes: cycles_report(a.runs, notes), a.format))
+    add_catalogue_option(p)
+    p.set_defaults(handler=cmd_cycles)
 
     p = sub.add_parser("atlas", help="the atlas of atlas runs: one row per deck",
                        description="One row per deck of atlas runs (configs/atlas.toml): its deals, those that "
@@ -60,6 +68,13 @@ def _print_with_notes(make, fmt: str) -> int:
         print(f"bmn: note: {note}", file=sys.stderr)
     print(format_table(table, fmt))
     return 0
+
+
+def cmd_cycles(args) -> int:
+    contradictions: list[str] = []
+    code = _print_with_notes(lambda notes: cycles_report(args.runs, notes, args.new, contradictions), args.format)
+    say_contradictions(contradictions)
+    return code
 
 
 def cmd_query(args) -> int:

@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING
 from kernels.strategies import STRATEGIES
 
 from ..config import EXECUTION_KEYS, SearchConfig, build_config, load_toml, readers, resolve, with_execution
+from ..known import summary as known_summary
 from ..progress import ProgressView
 from ..runmeta import read_run_config
 from ..status import run_status
+from .catalogue import add_catalogue_option, say_contradictions
 
 if TYPE_CHECKING:
     from ..coordinator import RunReport
@@ -61,6 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument(flag, dest=dest, type=kind, default=None, help=help_text)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the final report as JSON")
+    add_catalogue_option(p)
     p.set_defaults(handler=cmd_search)
 
     p = sub.add_parser("resume", help="finish an interrupted run",
@@ -70,11 +73,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument(flag, dest=dest, type=kind, default=None, help=help_text)
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--json", action="store_true")
+    add_catalogue_option(p)
     p.set_defaults(handler=cmd_resume)
 
     p = sub.add_parser("status", help="progress of a running or finished run, from its files")
     p.add_argument("run", metavar="RUN")
     p.add_argument("--json", action="store_true")
+    add_catalogue_option(p)
     p.set_defaults(handler=lambda args: run_status(args.run, args.json))
 
 
@@ -139,16 +144,19 @@ def print_report(report: RunReport, as_json: bool) -> int:
         return code
     print(f"{report.state}: {report.shards_done:,} of {report.shards_total:,} shards done"
           + (f", {report.shards_failed} failed" if report.shards_failed else "")
-          + f"; {report.deals:,} deals played ({report.new_shards:,} shards in {report.elapsed_s:.1f} s)")
-    if report.longest:
+          + f"; {report.deals:,} {report.unit} played ({report.new_shards:,} shards in {report.elapsed_s:.1f} s)")
+    if report.longest and report.finite_games:
         print("longest games:")
         for g in report.longest[:3]:
             print(f"  {g['cards']:>6} cards {g['tricks']:>5} tricks  hand {g['winner']} wins  {g['hands']}")
     uri = report.uri
     if report.cycles:
-        print(f"cycles: {report.cycles} distinct (bmn cycles {uri})")
+        new = sum(label is None for label in report.cycle_labels)
+        print(f"cycles: {report.cycles} distinct: {known_summary(report.cycle_labels)} (bmn cycles {uri}"
+              + (f"; the new ones: bmn cycles --new {uri}" if new else "") + ")")
     else:
         print("cycles: no cycle found")
+    say_contradictions(report.contradictions)
     own = report.table  # a table of the strategy's own (the atlas), printed by the command of its name
     print(f"tables: {uri}/games.parquet, cycles.parquet, shards.parquet, histogram.parquet"
           + (f", {own}.parquet" if own else ""))

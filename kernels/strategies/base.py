@@ -132,6 +132,8 @@ class Strategy:
     needs_deal: bool = False  # reads `deal`
     own_table: str | None = None  # a summary table of its own (its name, and the bmn command that prints it)
     gpu: bool = False  # its wrapper takes device="gpu" (kernels/sweep/gpu.py)
+    unit: str = "deals"  # what its shards play, and their `deals` column counts: "deals", or "states"
+    finite_games: bool = True  # it tallies finite games (and so has a longest game to show)
     # Shard parameters that say where a shard stands in the plan, for the strategy's own table, and
     # that its wrapper does not compute with: kept in the shard (and its summary), never bound.
     describes: frozenset[str] = frozenset()

@@ -105,6 +105,7 @@ def run_census(deck: str, split, lo: int, hi: int, balanced: bool) -> ShardResul
 class Census(Strategy):
     name = "census"
     summary = "every trick-boundary state of small decks: every cycle with its basin and balanced deals"
+    unit = "states"  # (its finite games are tallied for the balanced split only)
     params = (
         Param("decks", [], "more compositions censused in the same run (deck specs)", kind=list),
     )

@@ -72,6 +72,8 @@ class States(StreamShards):
               stated_at_default=False),
     )
     gpu = True
+    unit = "states"
+    finite_games = False  # a state is not a deal: its finished games are not tallied
 
     def deal_space(self, config) -> DealSpace:
         """The deck with hands as equal as it allows (each state is cut at its own place; an odd deck
