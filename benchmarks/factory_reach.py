@@ -13,14 +13,14 @@ import sys
 import time
 
 from kernels.decks import parse_deck
-from kernels.strategies.cycles import CYCLES_DEFAULTS, run_cycles
+from kernels.strategies.cycles import FACTORY, Factory, run_cycles
 
 
 def main(argv: list[str]) -> None:
     if len(argv) < 2:
         sys.exit(__doc__)
     deck, seconds = parse_deck(argv[0]), float(argv[1])
-    params = dict(CYCLES_DEFAULTS)
+    params = FACTORY.values()
     seed = 1
     for item in argv[2:]:
         key, _, value = item.partition("=")
@@ -37,7 +37,7 @@ def main(argv: list[str]) -> None:
     largest = 0
     while time.process_time() - t0 < seconds:
         stats: dict = {}
-        result = run_cycles(deck, seed, shard, params, stats)
+        result = run_cycles(deck, seed, shard, Factory(**params), stats)
         games += stats["games"]
         finds |= {row.cycle_id for row in result.cycle_rows}
         reach = max([stats["largest"]] + stats["deaths"])

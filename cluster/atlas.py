@@ -35,7 +35,6 @@ Columns:
 
 from __future__ import annotations
 
-import json
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -100,7 +99,9 @@ def atlas_table(summaries: dict[int, ShardSummary], games: pa.Table) -> pa.Table
     for k, s in sorted(summaries.items()):
         if not s.done or getattr(REGISTRY.get(s.strategy), "own_table", None) != ATLAS:
             continue
-        shard = AtlasShard.of(json.loads(s.params))
+        shard = s.params
+        if not isinstance(shard, AtlasShard):
+            continue  # parameters this bmn does not read (kernels/strategies/codec.py): never a run's own shard
         if shard.deck not in decks:
             deck = parse_deck(shard.deck)
             decks[shard.deck] = {
@@ -118,7 +119,8 @@ def atlas_table(summaries: dict[int, ShardSummary], games: pa.Table) -> pa.Table
             row["played"] += s.deals
             row["cycling"] += s.cycles
             row["play_s"] += s.elapsed_s
-            if s.longest is not None and (row["longest"] is None or s.longest["cards"] > row["longest"]["cards"]):
+            if s.longest is not None and (row["longest"] is None or
+                                          s.longest.result.cards > row["longest"].result.cards):
                 row["longest"] = s.longest
         if unit == "state":
             _report(row, s.cycle_rows)
@@ -141,7 +143,7 @@ def atlas_table(summaries: dict[int, ShardSummary], games: pa.Table) -> pa.Table
                             key=lambda e: (-e[3], e[1], e[2], e[0]))
         lo, hi = (rate_interval(row["cycling"], row["played"]) if method == "sampled" else
                   (row["cycling"] / row["played"],) * 2 if row["played"] else (None, None))
-        longest = row["longest"] or {}
+        longest = row["longest"]
         deals = unit == "deal"
         census = deals and method == "exact" and row["census"]
         out.append({
@@ -154,8 +156,8 @@ def atlas_table(summaries: dict[int, ShardSummary], games: pa.Table) -> pa.Table
             "cycles": len(cycles),
             "periods": runs(f"{t}/{c}" for _, t, c, _ in sorted(cycles, key=lambda e: (e[1], e[2]))),
             "cycle_deals": runs(str(n) for *_, n in cycles) if row["basins"] or deals else None,
-            "longest_cards": longest.get("cards"), "longest_tricks": longest.get("tricks"),
-            "longest_deal": longest.get("hands"),
+            "longest_cards": longest and longest.result.cards, "longest_tricks": longest and longest.result.tricks,
+            "longest_deal": longest and longest.hands,
             "states": rows[(spec, "exact", "state")]["played"] if census else None,
             "census_cycles": len(rows[(spec, "exact", "state")]["reported"]) if census else None,
             "cpu_s": None if (method, unit) == ("exact", "state") else round(row["cpu_s"], 3),

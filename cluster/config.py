@@ -18,7 +18,7 @@ from kernels.dealspace import DealSpace
 from kernels.decks import parse_deck
 from kernels.errors import BmnError
 from kernels.notation import format_deal, parse_deal
-from kernels.strategies import REGISTRY, STRATEGIES, Param, Strategy, get
+from kernels.strategies import REGISTRY, STRATEGIES, Param, Search, Strategy, Table, get
 from kernels.strategies.base import OPTIONAL_KEYS
 
 from .storage import refuse_credentials
@@ -81,15 +81,22 @@ class SearchConfig:
 
     def space(self) -> DealSpace:
         """The run's deal space, computed once (a config never changes)."""
-        return self._once("space", lambda: self.strategy_def.deal_space(self))
+        return self._once("space", lambda: self.strategy_def.deal_space(self.search(), self.table()))
 
     @property
     def strategy_def(self) -> Strategy:
         return get(self.strategy)
 
-    def strategy_params(self) -> dict:
-        """The strategy's own parameters with their defaults filled in."""
-        return self.strategy_def.table(self.tables.get(self.strategy))
+    def table(self) -> Table:
+        """The strategy's own table as its typed value, every default filled in (computed once)."""
+        return self._once("table", lambda: self.strategy_def.table(self.tables.get(self.strategy)))
+
+    def search(self) -> Search:
+        """What the strategy plans from: the search's own values, none of the execution settings."""
+        return Search(deck=self.deck, players=self.players, split=None if self.split is None else tuple(self.split),
+                      seed=self.seed, deals=self.deals, shard_size=self.shard_size, min_cards=self.min_cards,
+                      min_tricks=self.min_tricks, range=self.range, deal=self.deal,
+                      input_deals=tuple(self.input_deals), input_count=self.input_count)
 
     def identity(self) -> dict:
         """What determines the results: everything but the execution keys."""
@@ -97,7 +104,7 @@ class SearchConfig:
         for name in STRATEGY_TABLES:
             ident.pop(name, None)
         ident.pop("deals_file")  # the deals themselves are identified by input_sha256
-        ident["strategy_params"] = self.strategy_def.identity(self.strategy_params())
+        ident["strategy_params"] = self.strategy_def.identity(self.table())
         ident["deck"] = parse_deck(self.deck).spec()
         ident["split"] = list(self.space().split)
         return ident
@@ -224,7 +231,7 @@ def check(config: SearchConfig, where: str = "config") -> None:
         if not config.deal:
             raise BmnError(f"{where}: the {config.strategy} strategy needs deal = \"HAND/HAND\"")
         parse_deal(config.deal)
-    strategy.check(config, space, config.strategy_params(), where)
+    strategy.check(config.search(), space, config.table(), where)
     check_execution(config, where)
 
 

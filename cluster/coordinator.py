@@ -1,15 +1,15 @@
 """The coordinator: the run loop. It hands a plan's shards to the pool of Ray actors (pool.py: the
 actors, their scaling, loss, retries and deadlines) and has what comes back written (writer.py).
 
-One path for data, a shard in five forms:
-    Shard         (kernels/strategies/base.py) what shard k computes: the plan's, sent to an actor as it is
+One path for data, a shard in four forms (docs/development.md draws it):
+    Shard         (kernels/strategies/base.py) what shard k computes: the plan's, its parameters one typed
+                  value of its strategy's (`Params`), sent to an actor as it is
     ShardResult   (kernels/tally.py) what the kernels computed, in the actor
-    Outcome       (pool.py) what came back: the shard's games rows (sent as ShardRows, plain values,
-                  made a table on arrival: worker.py) and ShardFigures, or its last error
-    ShardSummary  (summary.py) the shard's record, made here from its outcome, written with its rows
-                  in the shard file, in one step (writer.py)
-    RunContents   (tables.py) the shard files read back, each shard once: the summary tables are
-                  rebuilt from them at the end (and whenever asked)
+    PlayedShard   (figures.py) what the actor sends back: the shard's candidate deals (plain values) and
+                  its figures; the pool hands it over in an `Outcome` (or the shard's last error)
+    ShardSummary  (summary.py) the shard's record, made here from its figures, written with its games rows
+                  (tables.py) in the shard file, in one step (writer.py); the summary tables are rebuilt
+                  from those files at the end (and whenever asked)
 
 The cluster may change under a search:
 - `workers = 0` follows the cluster: one actor per CPU it has, now or later. While it has none the
@@ -32,16 +32,20 @@ The cluster may change under a search:
   written in one step, so nothing is lost and nothing is counted twice.
 
 The driver's own I/O stays off the loop: shard files are written by a bounded pool of threads (a
-shard counts as done once its file is written: writer.py), and progress.json by a thread of its own (the
-run's lease is renewed by its own thread: lease.py; a lease another job took over stops the
-search with a sentence). A write that fails for good (disk full, permission denied, an
-object store that keeps failing) stops the search with a sentence; resume finishes the run.
+shard counts as done once its file is written: writer.py), and progress.json by its one owner,
+`ProgressFile`, whose thread writes it while the search runs and which writes the last state at the
+end (the run's lease is renewed by its own thread: lease.py; a lease another job took over stops the
+search with a sentence). A write that fails for good (disk full, permission denied, an object store
+that keeps failing) stops the search with a sentence; resume finishes the run.
+
+How a search ends is decided in one place: `Course` (the plan handed out, the time limit and its
+overtime: "finished" or "time limit") and `Coordinator._turn` (the cluster gone: "stopped: cluster
+lost"; the lease lost or a write failed: a sentence); an interrupt ends it "interrupted".
 """
 
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -53,6 +57,8 @@ from kernels.errors import BmnError
 from . import known
 from .config import SearchConfig
 from .lease import Lease
+from .course import Course, ProgressFile, Stop
+from .figures import game_json
 from .plan import Plan
 from .pool import Outcome, ShardPool
 from .progress import ProgressView
@@ -60,13 +66,12 @@ from .raycluster import ClusterHealth, cluster_address, connect, request_capacit
 from .runmeta import check_new_run_folder, open_run
 from .storage import PROGRESS_JSON, RunStore
 from .summary import ShardSummary
-from .tables import (FOREIGN_DIR, GAMES_SCHEMA, Ownership, build_tables, read_contents, set_aside, shard_file_name,
-                     shard_file_table, write_tables)
+from .tables import (FOREIGN_DIR, GAMES_SCHEMA, Ownership, build_tables, games_table, read_contents, set_aside,
+                     shard_file_name, shard_file_table, write_tables)
 from .totals import RunTotals
 from .worker import Workers
 from .writer import ShardWriter, write_failure
 
-PROGRESS_S = 5.0  # how often progress.json is written while a search runs
 HEALTH_S = 2.0  # how often the cluster's health is checked (a cheap call to the control store)
 SCALE_S = 2.0  # how often the actor pool is matched to the cluster's CPUs
 KILL_GRACE_S = 20.0  # how long a search's end waits for actors still starting (see ShardPool.close)
@@ -102,33 +107,11 @@ class RunReport:
         return self.__dict__.copy()
 
 
-class _ProgressWriter(threading.Thread):
-    """Writes progress.json every PROGRESS_S, off the scheduling loop (the lease has its own
-    renewer)."""
-
-    def __init__(self, coordinator: "Coordinator", t0: float):
-        super().__init__(name="bmn-progress", daemon=True)
-        self.coordinator = coordinator
-        self.t0 = t0
-        self.error: Exception | None = None
-        self.stopping = threading.Event()
-
-    def run(self) -> None:
-        while not self.stopping.wait(PROGRESS_S):
-            try:
-                self.coordinator._write_progress("running", self.t0, tables=False)
-            except Exception as error:  # reported by the loop, which stops the search
-                self.error = error
-                return
-
-    def stop(self) -> None:
-        self.stopping.set()
-        self.join(timeout=30)
-
-
 class Coordinator:
     def __init__(self, config: SearchConfig, store: RunStore, lease: Lease, progress: ProgressView | None = None,
-                 local: bool = False):
+                 local: bool = False, pool=None, health=None):
+        """`pool` and `health`: the actors and the cluster's health checks (by default a ShardPool of Ray
+        actors and ClusterHealth; a test passes plain ones and runs the loop without Ray)."""
         self.config = config
         self.local = local  # the Ray cluster is this machine, started by bmn
         self.store = store
@@ -136,10 +119,11 @@ class Coordinator:
         self.plan = Plan(config)
         self.owner = Ownership(self.plan, config.fingerprint())  # which shard files are this run's
         self.progress = progress or ProgressView(enabled=False)
-        self.workers = Workers(config, self.plan)
-        self.pool = ShardPool(self.workers.new_actor, self.workers.wanted, in_flight=config.in_flight,
-                              max_attempts=config.max_attempts, shard_timeout=config.shard_timeout,
-                              fixed=bool(config.workers), gpu_batch=config.gpu_batch)
+        self.workers = Workers(config, self.plan) if pool is None else None
+        self.pool = pool or ShardPool(self.workers.new_actor, self.workers.wanted, in_flight=config.in_flight,
+                                      max_attempts=config.max_attempts, shard_timeout=config.shard_timeout,
+                                      fixed=bool(config.workers), gpu_batch=config.gpu_batch)
+        self._health = health
         # The pool as the loop last read it (progress.json, written by its own thread, reads it too).
         self.pool_report = self.pool.report()
         self.writer: ShardWriter | None = None
@@ -151,18 +135,117 @@ class Coordinator:
         self._read: dict[str, tuple] = {}
         self.set_aside: list[str] = []
         self.on_shard_done = None  # a hook for tests: called with the coordinator after each shard
-        self.health: ClusterHealth | None = None
+        self.health = None
         self.waiting_for_cpus = False
         self.missing: list[int] = []  # shards in neither a done nor a failed file at the end
         self.cycles: pa.Table | None = None  # the cycles table, once the end of the run has written it
+        self.t0 = 0.0
+        self._last_scale = self._last_health = 0.0
+        self.lost: str | None = None  # the cluster gone: why
+        self.progress_file = ProgressFile(store, self._figures)
 
     # -- the loop -------------------------------------------------------------------------------
+    def run(self) -> RunReport:
+        self.t0 = time.time()
+        finished = self._load()
+        if not self.has_work():
+            return self.report(self._finish(Stop.FINISHED))
+        deadline = self.t0 + self.config.time_limit if self.config.time_limit else None
+        course = Course((self.plan.shard(k) for k in range(self.plan.count) if k not in finished), deadline)
+        self.progress.start(self.plan.count, self.totals.done, self.plan.strategy.unit, self.plan.strategy.finite_games)
+        if self.local:
+            # Every worker on this machine shares Numba's disk cache: compile the kernels here,
+            # once, rather than in every worker at the same time (CPU and memory times the workers).
+            self.plan.strategy.warm_up(self.plan.space)
+        self.health = self._health or ClusterHealth()
+        self.writer = ShardWriter(self.store, self.totals)
+        self.progress_file.start()
+        stop: Stop | None = None
+        failure: BmnError | None = None
+        try:
+            while stop is None:
+                stop = self._turn(course)
+        except KeyboardInterrupt:
+            stop = Stop.INTERRUPTED
+        except OSError as error:
+            failure = write_failure(self.store, PROGRESS_JSON, error, self.totals.done)
+        except BmnError as error:
+            failure = error
+        finally:
+            closing = self._close(stop)
+            failure = failure or closing
+        if failure is not None:
+            raise failure
+        if stop is Stop.CLUSTER_LOST:
+            self._finish(stop)
+            raise BmnError(f"{self.lost}; the search stopped with {self.totals.done:,} of {self.plan.count:,} shards "
+                           f"done and written: `bmn resume {self.store.uri}` continues it")
+        return self.report(self._finish(stop))
+
+    def _turn(self, course: Course) -> Stop | None:
+        """One turn of the loop: shards handed out, outcomes taken, files counted; why the search stops
+        now, if it does. The lease lost, a write that failed: a BmnError (or OSError) that stops it."""
+        now = time.time()
+        if course.expired(now, played=bool(self.session_deals)):
+            return Stop.TIME_LIMIT
+        if now - self._last_scale >= SCALE_S:
+            self._scale()
+            self._last_scale = now
+        course.hand_out(self.pool)
+        self._count_written()
+        ended = course.ended(self.pool)
+        if ended is not None:
+            # The last files are waited for here, so that each shard is counted (and its hook called) in
+            # the loop, as every earlier one was.
+            self._count_written(wait_all=True)
+            return ended
+        for outcome in self.pool.wait(course.wait_s(time.time())):
+            self._record(outcome)
+        self._read_pool()
+        if time.time() - self._last_health >= HEALTH_S:
+            self.lost = self.health.problem()
+            self._last_health = time.time()
+            if self.lost:
+                return Stop.CLUSTER_LOST
+        if self.lease.lost:
+            raise BmnError(self.lease.lost)
+        if self.progress_file.error is not None:
+            raise self.progress_file.error
+        self.progress.update(self.totals.done, self.session_deals, self.totals.longest_cards, len(self.totals.cycle_ids),
+                             self.totals.failed, self.pool_report.first_dispatch, note=self._waiting())
+        return None
+
+    def _close(self, stop: Stop | None) -> BmnError | None:
+        """After the loop, whatever ended it: the actors killed, the progress thread stopped, the writes
+        under way taken (an interrupted search gives them a moment; those not started are dropped: their
+        shards are simply not done, and the next session runs them). A write that failed meanwhile: its
+        sentence."""
+        failure = None
+        interrupted, lost = stop is Stop.INTERRUPTED, stop is Stop.CLUSTER_LOST
+        # (no waiting for actors still starting when the user interrupts or the cluster is gone)
+        self.pool.close(grace_s=0.0 if interrupted or lost else KILL_GRACE_S)
+        self._read_pool()  # (and what closing found: a GPU actor that failed to start)
+        if not lost:
+            withdraw_capacity()
+        self.health.close()
+        self.progress_file.stop()
+        try:
+            until = time.monotonic() + INTERRUPT_WRITES_S if interrupted else None
+            self._count_written(wait_all=True, until=until, hooks=False)
+        except BmnError as error:
+            failure = error
+        self.writer.close()
+        self.progress.stop()
+        return failure
+
     def _scale(self) -> None:
         """Match the pool to the cluster (the workers the run wants: worker.py); on an autoscaling
         cluster, ask for the CPUs the pending shards could use."""
         wanted = self.pool.scale()
-        self.workers.check(wanted, self.pool_report.gpu_failures, self.store.uri)
         self.waiting_for_cpus = wanted == 0
+        if self.workers is None:
+            return
+        self.workers.check(wanted, self.pool_report.gpu_failures, self.store.uri)
         if not self.local and not self.config.workers:
             left = self.plan.count - self.totals.done - self.totals.failed
             request_capacity(min(left, self.config.max_workers) if self.config.max_workers else left)
@@ -196,110 +279,6 @@ class Coordinator:
     def has_work(self) -> bool:
         return len(self._load()) < self.plan.count
 
-    def run(self) -> RunReport:
-        t0 = time.time()
-        finished = self._load()
-        if not self.has_work():
-            state = self._finish("finished", t0)
-            return self.report(state, t0)
-        pending = (self.plan.shard(k) for k in range(self.plan.count) if k not in finished)
-        deadline = t0 + self.config.time_limit if self.config.time_limit else None
-        state = "finished"
-        self.progress.start(self.plan.count, self.totals.done, self.plan.strategy.unit, self.plan.strategy.finite_games)
-        if self.local:
-            # Every worker on this machine shares Numba's disk cache: compile the kernels here,
-            # once, rather than in every worker at the same time (CPU and memory times the workers).
-            self.plan.strategy.warm_up(self.plan.space)
-        self.health = ClusterHealth()
-        self.writer = ShardWriter(self.store, self.totals)
-        progress_json = _ProgressWriter(self, t0)
-        progress_json.start()
-        lost: str | None = None
-        failure: BmnError | None = None
-        last_scale = last_health = 0.0
-        exhausted = False
-        # The time limit stops a session at the limit, the shards in flight abandoned. A session that
-        # has played no shard by then (a limit shorter than a shard, a GPU batch, or the workers'
-        # start) would stop so again on every resume under the same limit, the run never advancing:
-        # it runs over instead, handing out shards until some are in flight, then no more, and stops
-        # once those are back. So every session plays at least the shards it first hands out, and
-        # runs past its limit only when the limit left it nothing to show, by what those shards take
-        # (in_flight per worker). Finishing the shards in flight at every stop would instead make every
-        # time-limited session run over.
-        overtime = False
-        try:
-            while True:
-                now = time.time()
-                if deadline is not None and now >= deadline and not overtime:
-                    if self.session_deals:
-                        state = "time limit"
-                        break
-                    overtime = True
-                if now - last_scale >= SCALE_S:
-                    self._scale()
-                    last_scale = now
-                if overtime and self.pool.busy() and not exhausted:
-                    # Shards in flight past the limit: no more are handed out (those given back to try
-                    # again still are), and the loop ends once these are back.
-                    if next(pending, None) is not None:
-                        state = "time limit"
-                    pending, exhausted = iter(()), True
-                exhausted = self.pool.dispatch(pending) or exhausted
-                self._count_written()
-                if exhausted and not self.pool.busy():
-                    # The last files are waited for here, so that each shard is counted (and its hook
-                    # called) in the loop, as every earlier one was.
-                    self._count_written(wait_all=True)
-                    break
-                timeout = 0.5 if deadline is None or overtime else max(0.0, min(0.5, deadline - time.time()))
-                for outcome in self.pool.wait(timeout):
-                    self._record(outcome)
-                self._read_pool()
-                if time.time() - last_health >= HEALTH_S:
-                    lost = self.health.problem()
-                    last_health = time.time()
-                    if lost:
-                        break
-                if self.lease.lost:
-                    raise BmnError(self.lease.lost)
-                if progress_json.error is not None:
-                    raise progress_json.error
-                self.progress.update(self.totals.done, self.session_deals, self.totals.longest_cards,
-                                     len(self.totals.cycle_ids), self.totals.failed, self.pool_report.first_dispatch,
-                                     note=self._waiting())
-        except KeyboardInterrupt:
-            state = "interrupted"
-        except OSError as error:
-            failure = write_failure(self.store, PROGRESS_JSON, error, self.totals.done)
-        except BmnError as error:
-            failure = error
-        finally:
-            # (no waiting for actors still starting when the user interrupts or the cluster is gone)
-            self.pool.close(grace_s=KILL_GRACE_S if state != "interrupted" and lost is None else 0.0)
-            self._read_pool()  # (and what closing found: a GPU actor that failed to start)
-            if lost is None:
-                withdraw_capacity()
-            self.health.close()
-            progress_json.stop()
-            try:
-                # Interrupted (Ctrl-C, or SIGTERM from `ray job stop`, which kills after a few
-                # seconds): the writes under way are given a moment; those not started are dropped
-                # (their shards are simply not done: the next session runs them).
-                until = time.monotonic() + INTERRUPT_WRITES_S if state == "interrupted" else None
-                self._count_written(wait_all=True, until=until, hooks=False)
-            except BmnError as error:
-                failure = failure or error
-            self.writer.close()
-            self.progress.stop()
-        if failure is not None:
-            raise failure
-        if lost:
-            self._finish("stopped: cluster lost", t0)
-            raise BmnError(f"{lost}; the search stopped with {self.totals.done:,} of {self.plan.count:,} shards "
-                           f"done and written: `bmn resume {self.store.uri}` continues it")
-        state = self._finish(state, t0)
-        return self.report(state, t0)
-
     def _read_pool(self) -> None:
         """What the pool reports: its notes said, the rest kept (pool_report)."""
         self.pool_report = self.pool.report()
@@ -315,11 +294,11 @@ class Coordinator:
 
     def _record(self, outcome: Outcome) -> None:
         """A shard's outcome from the pool: its summary made (done, or given up), its file written."""
-        shard = outcome.shard
-        summary = ShardSummary.of(shard, outcome.figures, attempts=outcome.attempts, run=self.owner.fingerprint,
-                                  error=outcome.error)
+        shard, played = outcome.shard, outcome.played
+        summary = ShardSummary.of(shard, played and played.figures, attempts=outcome.attempts,
+                                  run=self.owner.fingerprint, error=outcome.error)
         self.session_deals += summary.deals
-        rows = outcome.table if outcome.done else GAMES_SCHEMA.empty_table()
+        rows = games_table(played) if played is not None else GAMES_SCHEMA.empty_table()
         rel = shard_file_name(shard.id)
         self._read.pop(rel, None)  # a shard recomputed now: its file is read again at the end
         self.writer.write(rel, shard_file_table(rows, [summary]), summary)
@@ -332,26 +311,26 @@ class Coordinator:
                 if hooks and self.on_shard_done is not None:
                     self.on_shard_done(self)
 
-    def _write_progress(self, state: str, t0: float, tables: bool = True) -> None:
-        """progress.json; `tables`: whether the summary tables (games.parquet, ...) are this state's."""
-        elapsed = time.time() - t0
-        self.store.write_json(PROGRESS_JSON, {
-            "state": state, "updated_at": time.time(), "elapsed_s": round(elapsed, 2),
-            "shards_total": self.plan.count, "shards_done": self.totals.done, "shards_failed": self.totals.failed,
+    def _figures(self) -> dict:
+        """The run's figures as progress.json holds them (ProgressFile writes them)."""
+        return {
+            "elapsed_s": round(time.time() - self.t0, 2), "shards_total": self.plan.count,
+            "shards_done": self.totals.done, "shards_failed": self.totals.failed,
             "shards_in_flight": self.pool_report.in_flight, "deals": self.totals.deals, "cards": self.totals.cards,
             "new_shards": self.new, "session_deals": self.session_deals, "longest": self.totals.longest_cards,
-            "best": self.totals.best, "cycles": len(self.totals.cycle_ids),
-            "workers": self.pool_report.workers, "tables": tables,
-        })
+            "best": self.totals.best and game_json(self.totals.best), "cycles": len(self.totals.cycle_ids),
+            "workers": self.pool_report.workers,
+        }
 
-    def _finish(self, state: str, t0: float) -> str:
+    def _finish(self, stop: Stop) -> str:
         """Write the summary tables from the shard files; returns the run's state, "incomplete" for a
         search that ran to its end but whose tables miss shards (a file that cannot be read now).
         An interrupted search writes only its state: rebuilding the tables reads every shard file,
         which can take longer than the grace `ray job stop` gives; readers build them meanwhile."""
-        if state == "interrupted":
+        state = stop.value
+        if stop is Stop.INTERRUPTED:
             try:
-                self._write_progress(state, t0, tables=False)
+                self.progress_file.last(state, tables=False)
             except OSError as error:
                 raise write_failure(self.store, "progress.json", error, self.totals.done) from None
             return state
@@ -364,17 +343,17 @@ class Coordinator:
             self.totals.failed = sum(1 for s in contents.summaries.values() if not s.done)
             self.totals.done = len(contents.done)
             self.missing = sorted(set(range(self.plan.count)) - set(contents.summaries))
-            if state == "finished" and self.missing:
+            if stop is Stop.FINISHED and self.missing:
                 state = "incomplete"
                 for rel, why in contents.damaged.items():
                     print(f"bmn: {rel} cannot be read ({why}); its shards are missing from the tables",
                           file=sys.stderr)
-            self._write_progress(state, t0)
+            self.progress_file.last(state, tables=True)
             return state
         except OSError as error:
             raise write_failure(self.store, "the summary tables", error, self.totals.done) from None
 
-    def report(self, state: str, t0: float) -> RunReport:
+    def report(self, state: str) -> RunReport:
         first, last = self.pool_report.first_dispatch, self.pool_report.last_result
         work = (last - first) if first and last else 0.0
         t = self.totals
@@ -384,8 +363,8 @@ class Coordinator:
             labels, contradictions = known.labels_of(t.cycle_ids, None), []
         strategy = self.plan.strategy
         return RunReport(self.store.uri, state, self.plan.count, t.done, t.failed, t.deals, t.cards,
-                         round(time.time() - t0, 2), len(t.cycle_ids), list(t.longest), self.new,
-                         self.session_deals, round(work, 3), list(self.set_aside), strategy.own_table,
+                         round(time.time() - self.t0, 2), len(t.cycle_ids), [game_json(g) for g in t.longest],
+                         self.new, self.session_deals, round(work, 3), list(self.set_aside), strategy.own_table,
                          list(self.missing), strategy.unit, strategy.finite_games, labels, contradictions)
 
 

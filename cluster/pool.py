@@ -43,17 +43,14 @@ from __future__ import annotations
 
 import collections
 import time
-from dataclasses import dataclass
 from typing import Callable, Iterator, NamedTuple
 
-import pyarrow as pa
 import ray
 
 from kernels.errors import BmnError
 from kernels.strategies import Shard
 
-from .figures import ShardFigures
-from .tables import games_table
+from .figures import PlayedShard
 
 AUTO_FACTOR = 10.0  # an automatic deadline: this many times the slowest shard so far ...
 AUTO_MIN_S = 300.0  # ... and at least this long
@@ -61,20 +58,18 @@ AUTO_FIRST_S = 3600.0  # before any shard has been measured
 START_WAIT_S = 600.0  # how long a fixed number of workers may wait to be placed at all
 
 
-@dataclass
-class Outcome:
-    """What became of a shard: done (its rows and the figures its worker reported), or given up after
-    its last try (its error)."""
+class Outcome(NamedTuple):
+    """What became of a shard: played (what its worker sent back), or given up after its last try (its
+    error)."""
 
     shard: Shard
     attempts: int
-    table: pa.Table | None = None
-    figures: ShardFigures | None = None
+    played: PlayedShard | None = None
     error: str | None = None
 
     @property
     def done(self) -> bool:
-        return self.figures is not None
+        return self.played is not None
 
 
 class PoolReport(NamedTuple):
@@ -310,9 +305,9 @@ class ShardPool:
         self.completed += len(shards)
         self.last_result = time.time()
         outcomes = []
-        for shard, (rows, figures) in zip(shards, results):
-            self.slowest = max(self.slowest or 0.0, figures.elapsed_s)
-            outcomes.append(Outcome(shard, self.attempts[shard.id], games_table(*rows), figures))
+        for shard, played in zip(shards, results):
+            self.slowest = max(self.slowest or 0.0, played.figures.elapsed_s)
+            outcomes.append(Outcome(shard, self.attempts[shard.id], played))
         return outcomes
 
     def _expire(self) -> list[Outcome]:

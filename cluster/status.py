@@ -7,6 +7,7 @@ import time
 
 from . import known
 from .config import from_json
+from .figures import game_json
 from .lease import live_holder
 from .plan import Plan
 from .runmeta import existing_run, read_progress, run_json
@@ -36,13 +37,14 @@ def run_status_dict(uri: str) -> dict:
     labels = known.labels_of(totals.cycle_ids, None)
     return {
         "run": uri, "strategy": config.strategy, "deck": config.deck, "split": list(plan.space.split),
-        "searches": plan.strategy.describe(config, plan.space, plan.params),
+        "searches": plan.describe(),
         "state": state, "updated_at": progress.get("updated_at"),
         "owner": lock.describe() if running else None,
         "shards_total": plan.count, "shards_done": totals.done, "shards_failed": totals.failed,
         "shards_pending": pending, "deals": totals.deals, "cards": totals.cards,
         "deals_per_s": None if rate is None else round(rate, 1), "eta_s": None if eta is None else round(eta, 1),
-        "longest": totals.best if plan.strategy.finite_games else None, "cycles": len(totals.cycle_ids),
+        "longest": game_json(totals.best) if totals.best and plan.strategy.finite_games else None,
+        "cycles": len(totals.cycle_ids),
         "cycles_known": {label: labels.count(label) for label in sorted({x for x in labels if x is not None})},
         "cycles_new": labels.count(None), "unit": plan.strategy.unit, "damaged": damaged, "foreign": foreign,
     }

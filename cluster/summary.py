@@ -1,7 +1,7 @@
 """What a shard reports besides its games: its figures (from the worker that played it) and its
 summary (the run's record of it, kept in its file), as values with a fixed shape.
 
-A worker sends back its shard's games rows and `ShardFigures` (figures.py): the figures of its result
+A worker sends back its shard's candidates and `ShardFigures` (figures.py: a PlayedShard): the figures of its result
 the summary tables need, a few hundred numbers at most. The run loop makes the shard's one
 `ShardSummary` from them, or from the pool's word that it gave the shard up (`ShardSummary.of`, for
 either), and writes both into the shard's file. A shard file keeps one summary per shard in its Parquet key-value metadata (`bmn.shards`, JSON:
@@ -15,16 +15,15 @@ fingerprint), and all come back out as they went in.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, fields
 
 import pyarrow as pa
 
 from kernels import RESULTS_VERSION
-from kernels.strategies import CycleRow, Shard
+from kernels.strategies import REGISTRY, CycleRow, Shard, ShardParams, codec
 
-from .figures import ShardFigures
+from .figures import ShardFigures, game_json, game_of_json
 
 STATUSES = ("done", "failed")
 
@@ -53,7 +52,8 @@ class ShardSummary(ShardFigures):
 
     shard: int
     strategy: str
-    params: str  # what the shard computed: its parameters as JSON, keys sorted
+    # what the shard computed: its strategy's parameters (kernels/strategies/codec.py; Unread: kept as written)
+    params: ShardParams | codec.Unread
     status: str  # "done", or "failed" (no games, no counts)
     attempts: int = 1
     error: str | None = None
@@ -69,7 +69,7 @@ class ShardSummary(ShardFigures):
         if figures is None:
             figures = ShardFigures(finished_at=time.time())  # (when it was given up)
         played = {f.name: getattr(figures, f.name) for f in fields(ShardFigures)}
-        return cls(shard=shard.id, strategy=shard.strategy, params=json.dumps(shard.params, sort_keys=True),
+        return cls(shard=shard.id, strategy=shard.strategy, params=shard.params,
                    status=status, attempts=attempts, error=error, run=run, **played)
 
     @property
@@ -78,8 +78,9 @@ class ShardSummary(ShardFigures):
 
     def to_json(self) -> dict:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
-        values.update(histogram={str(k): v for k, v in self.histogram.items()}, wins=list(self.wins),
-                      longest=None if self.longest is None else dict(self.longest), cycle_ids=list(self.cycle_ids))
+        values.update(params=codec.encode(self.params), histogram={str(k): v for k, v in self.histogram.items()},
+                      wins=list(self.wins), longest=None if self.longest is None else game_json(self.longest),
+                      cycle_ids=list(self.cycle_ids))
         if self.results_version is None:
             del values["results_version"]
         if self.run is None:
@@ -98,16 +99,27 @@ class ShardSummary(ShardFigures):
             raise ValueError("not a shard summary")
         known = {f.name for f in fields(cls)}
         summary = dict((k, v) for k, v in values.items() if k in known)
-        summary.update(histogram={int(k): int(v) for k, v in values.get("histogram", {}).items()},
+        summary.update(params=_params(values.get("strategy"), values.get("params"), values.get("params_format", 1)),
+                       histogram={int(k): int(v) for k, v in values.get("histogram", {}).items()},
                        wins=tuple(values.get("wins", ())), cycle_ids=tuple(values.get("cycle_ids", ())),
                        results_version=values.get("results_version"))
         if values.get("cycle_rows") is not None:
             summary["cycle_rows"] = tuple(CycleRow.from_json(row) for row in values["cycle_rows"])
+        if values.get("longest") is not None:
+            summary["longest"] = game_of_json(values["longest"])
         return cls(**summary)
 
     def manifest_row(self) -> dict:
-        """The row of the run's shards table."""
-        return {name: getattr(self, name) for name in SHARDS_SCHEMA.names}
+        """The row of the run's shards table (its parameters as the codec writes them)."""
+        return {**{name: getattr(self, name) for name in SHARDS_SCHEMA.names}, "params": codec.encode(self.params)}
+
+
+def _params(strategy: str, text: str, format: int) -> ShardParams | codec.Unread:
+    """A summary's parameters read back with the codec (kept as written where they are not, exactly, this
+    bmn's parameters of that strategy)."""
+    if not isinstance(text, str):
+        raise ValueError("a shard summary's params are text")
+    return codec.read(REGISTRY.get(strategy), text, format)
 
 
 def manifest_table(summaries: dict[int, ShardSummary]) -> pa.Table:
@@ -119,4 +131,5 @@ def manifest_table(summaries: dict[int, ShardSummary]) -> pa.Table:
 def manifest_summaries(table: pa.Table) -> list[ShardSummary]:
     """The summaries of a shards table, as far as it holds them (its columns; no histogram, wins,
     longest game or cycles)."""
-    return [ShardSummary(**row, results_version=None) for row in table.select(SHARDS_SCHEMA.names).to_pylist()]
+    return [ShardSummary(**{**row, "params": _params(row["strategy"], row["params"], 1)}, results_version=None)
+            for row in table.select(SHARDS_SCHEMA.names).to_pylist()]

@@ -31,10 +31,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kernels.strategies import Candidate, CycleRow
+from kernels.strategies import CycleRow, codec
 from kernels.tally import CLOSURE_FIELDS
 
 from .atlas import atlas_table
+from .figures import PlayedShard
 from .known import labelled
 from .storage import RunStore, StoreUnavailable
 from .summary import ShardSummary, manifest_table
@@ -95,9 +96,11 @@ CYCLES_SCHEMA = pa.schema([
 HISTOGRAM_SCHEMA = pa.schema([("cards", pa.int64()), ("games", pa.int64())])
 
 
-def games_table(candidates: list[Candidate], strategy: str, shard: int, deck: str, rank_base: int | None) -> pa.Table:
+def games_table(played: PlayedShard) -> pa.Table:
+    """A played shard's games rows: one per candidate deal."""
+    strategy, shard, deck, rank_base = played.strategy, played.shard, played.deck, played.rank_base
     cols = {name: [] for name in GAMES_SCHEMA.names}
-    for c in candidates:
+    for c in played.candidates:
         r = c.result
         cols["hands"].append(c.hands)
         cols["outcome"].append(r.outcome)
@@ -171,8 +174,8 @@ class Ownership:
         if not 0 <= k < self.plan.count:
             return f"shard {k} there is not among this run's {self.plan.count:,} shards"
         planned = self.plan.shard(k)
-        if (summary.strategy, summary.params) != (planned.strategy, json.dumps(planned.params, sort_keys=True)):
-            return f"shard {k} there computed something else than this run's shard {k} ({summary.params})"
+        if (summary.strategy, summary.params) != (planned.strategy, planned.params):
+            return f"shard {k} there computed something else than this run's shard {k} ({codec.encode(summary.params)})"
         return None
 
 

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kernels.tally import Candidate
+
 from .summary import ShardSummary
 
 KEEP_LONGEST = 5
 
 
-def longest_key(game: dict) -> tuple:
-    return (-game["cards"], game["hands"])
+def longest_key(game: Candidate) -> tuple:
+    return (-game.result.cards, game.hands)
 
 
 @dataclass
@@ -23,7 +25,7 @@ class RunTotals:
     failed: int = 0
     deals: int = 0
     cards: int = 0
-    longest: list[dict] = field(default_factory=list)  # the KEEP_LONGEST longest games, longest first
+    longest: list[Candidate] = field(default_factory=list)  # the KEEP_LONGEST longest games, longest first
     cycle_ids: set[str] = field(default_factory=set)
     histogram: dict[int, int] = field(default_factory=dict)  # finite games by length in cards
 
@@ -51,9 +53,9 @@ class RunTotals:
             self.histogram[k] = self.histogram.get(k, 0) + v
 
     @property
-    def best(self) -> dict | None:
+    def best(self) -> Candidate | None:
         return self.longest[0] if self.longest else None
 
     @property
     def longest_cards(self) -> int:
-        return self.longest[0]["cards"] if self.longest else 0
+        return self.longest[0].result.cards if self.longest else 0

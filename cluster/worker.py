@@ -2,18 +2,18 @@
 strategies with GPU kernels), created once, warmed up, fed shard after shard; and which of them a
 run wants (`Workers`: the run's policy for CPUs and GPUs, which the pool asks).
 
-Only the shard's small description travels to the actor (its `Shard`: id and parameters, and the
-input deals for strategies that take a deals file); the deals are generated in the actor, the
-kernels run there (a `ShardResult`), and the shard's candidate rows (`ShardRows`, plain values) and
-its figures (`ShardFigures`) travel back to the coordinator, which makes its table and summary and
-writes its file.
+Only the shard's small description travels to the actor (its `Shard`: id and typed parameters, and
+the input deals for strategies that take a deals file); the deals are generated in the actor, the
+kernels run there (a `ShardResult`), and one `PlayedShard` travels back to the coordinator (its
+candidate deals as plain values, and its figures), which makes the shard's games rows and summary
+and writes its file.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import numba
 import ray
@@ -22,33 +22,17 @@ from kernels.dealspace import DealSpace
 from kernels.decks import parse_deck
 from kernels.errors import BmnError
 from kernels.strategies import Shard, ShardResult, get, run_shard as run_strategy_shard
-from kernels.tally import Candidate
 
-from .figures import ShardFigures
+from .figures import PlayedShard
 
 if TYPE_CHECKING:  # (the actors import this module: the config's modules would bring pyarrow)
     from .config import SearchConfig
     from .plan import Plan
 
 
-class ShardRows(NamedTuple):
-    """A shard's candidate deals as its worker sends them back: plain values, which the driver makes
-    into the shard's games rows (`tables.games_table(*rows)`). The actor builds no Arrow table and does
-    not import the tables module: pyarrow loads pandas at its first array wherever pandas is
-    installed, and the tables module pyarrow.compute, a third of a second of every actor's start
-    for nothing the actor needs."""
-
-    candidates: list[Candidate]
-    strategy: str
-    shard: int
-    deck: str
-    rank_base: int | None
-
-
 def run_shard(deck: str, split: tuple[int, ...], shard: Shard, device: str = "cpu") -> ShardResult:
     """Run one shard with the kernels (what a worker does); returns the kernels' ShardResult."""
-    space = DealSpace(parse_deck(deck), tuple(split))
-    return run_strategy_shard(shard.strategy, space, shard.params, shard.deals, device)
+    return run_strategy_shard(DealSpace(parse_deck(deck), tuple(split)), shard, device)
 
 
 class ShardRunner:
@@ -91,14 +75,13 @@ class ShardRunner:
         node_id = ray.get_runtime_context().get_node_id() if ray.is_initialized() else "local"
         return {"where": self.where, "pid": os.getpid(), "node_id": node_id, "gpu": self.gpu}
 
-    def run(self, shard: Shard) -> tuple[ShardRows, ShardFigures]:
-        """The shard's candidate rows (its games rows once the driver makes the table) and its figures."""
+    def run(self, shard: Shard) -> PlayedShard:
+        """The shard played: its candidate deals (its games rows once the driver makes the table) and figures."""
         t0 = time.perf_counter()
         result = run_shard(self.deck, self.split, shard, self.device)
-        figures = ShardFigures.from_result(result, elapsed_s=time.perf_counter() - t0, worker=self.where)
-        return ShardRows(result.candidates, shard.strategy, shard.id, result.deck or self.deck, result.rank_base), figures
+        return PlayedShard.of(shard, result, deck=self.deck, elapsed_s=time.perf_counter() - t0, worker=self.where)
 
-    def run_batch(self, shards: list[Shard]) -> list[tuple[ShardRows, ShardFigures]]:
+    def run_batch(self, shards: list[Shard]) -> list[PlayedShard]:
         """Shards one after another, each its own rows and figures: what the pool calls (one shard on a
         CPU actor, `gpu_batch` of them on a GPU actor)."""
         self._on_its_core()

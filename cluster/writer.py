@@ -15,7 +15,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures as futures
 import time
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 import pyarrow as pa
 
@@ -33,17 +33,24 @@ class WriteFailed(BmnError):
     pass
 
 
+class PendingWrite(NamedTuple):
+    """A shard file handed over and not yet taken: its write, its path in the run, its summary."""
+
+    future: futures.Future
+    rel: str
+    summary: ShardSummary
+
+
 class ShardWriter:
     def __init__(self, store: RunStore, totals: RunTotals, threads: int = WRITE_THREADS):
         self.store = store
         self.totals = totals  # the run's: a shard is added once its file is written
         self.threads = futures.ThreadPoolExecutor(threads, thread_name_prefix="bmn-write")
-        # The files handed over and not yet taken, oldest first: (its write, its path, its summary).
-        self.writes: collections.deque[tuple[futures.Future, str, ShardSummary]] = collections.deque()
+        self.writes: collections.deque[PendingWrite] = collections.deque()  # handed over, not yet taken; oldest first
 
     def write(self, rel: str, table: pa.Table, summary: ShardSummary) -> None:
         """Start writing one shard's file (`rel`, in the run): its table, the summary in its metadata."""
-        self.writes.append((self.threads.submit(self.store.write_parquet, rel, table), rel, summary))
+        self.writes.append(PendingWrite(self.threads.submit(self.store.write_parquet, rel, table), rel, summary))
 
     def written(self, wait_all: bool = False, until: float | None = None) -> Iterator[ShardSummary]:
         """The summaries of the shards whose files are written, in the order they were handed over, each
@@ -79,8 +86,8 @@ class ShardWriter:
     def _give_up(self) -> None:
         # Writes under way finish (a file is written in one step: wholly or not at all); those not
         # started never start. None of them is counted.
-        for future, _, _ in self.writes:
-            future.cancel()
+        for pending in self.writes:
+            pending.future.cancel()
         self.writes.clear()
 
 

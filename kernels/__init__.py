@@ -51,6 +51,6 @@ if "NUMBA_CACHE_DIR" not in _os.environ:
     import sys as _sys
 
     if "numba" in _sys.modules:  # numba was imported first and has read its settings already
-        from numba.core import config as _numba_config
+        from numba.core import config as _numba_settings
 
-        _numba_config.CACHE_DIR = _os.environ["NUMBA_CACHE_DIR"]
+        _numba_settings.CACHE_DIR = _os.environ["NUMBA_CACHE_DIR"]

@@ -49,8 +49,8 @@ def tables_of(uri) -> dict[str, pa.Table]:
 def play_shard(runner: ShardRunner, shard: Shard) -> tuple[pa.Table, ShardSummary]:
     """A shard played as a search plays it, without Ray: its games rows and its summary (a first try's,
     not signed by a run)."""
-    rows, figures = runner.run(shard)
-    return games_table(*rows), ShardSummary.of(shard, figures, attempts=1, run=None)
+    played = runner.run(shard)
+    return games_table(played), ShardSummary.of(shard, played.figures, attempts=1, run=None)
 
 
 def direct_tables(config) -> dict[str, pa.Table]:

@@ -26,6 +26,7 @@ from kernels.engines.reference import play_reference
 from kernels.errors import BmnError
 from kernels.notation import parse_deal
 from kernels.strategies import get, run_exhaustive
+from kernels.strategies import codec
 from kernels.strategies.atlas import AtlasShard, family, run_atlas
 from kernels.strategies.census import census_counts, run_census
 
@@ -57,14 +58,14 @@ def test_runs_of_equal_values_are_counted():
 
 def test_a_family_is_its_decks_by_plain_count():
     config = atlas("0:14")
-    decks = family(config, config.strategy_params())
+    decks = family(config.search(), config.table())
     assert [d.plain for d in decks] == [0, 2, 4, 6, 8, 10, 12, 14]  # equal hands: the even decks only
     assert decks[-1].spec == "0:14,1:2,2:2,3:2" and decks[-1].split == (10, 10) and decks[-1].deals == 3_488_400
     near = atlas("3:5", atlas={"split": "near"})
-    assert [(d.plain, d.split) for d in family(near, near.strategy_params())] == [(3, (5, 4)), (4, (5, 5)),
+    assert [(d.plain, d.split) for d in family(near.search(), near.table())] == [(3, (5, 4)), (4, (5, 5)),
                                                                                    (5, (6, 5))]
     three = atlas("0:6", deck="1:3,2:3,3:3", players=3)
-    assert [(d.plain, d.split) for d in family(three, three.strategy_params())] == [(0, (3, 3, 3)), (3, (4, 4, 4)),
+    assert [(d.plain, d.split) for d in family(three.search(), three.table())] == [(0, (3, 3, 3)), (3, (4, 4, 4)),
                                                                                      (6, (5, 5, 5))]
     # The actors' deck and split: the family's first deck.
     assert Plan(config).space == DealSpace(parse_deck("1:2,2:2,3:2"), (3, 3))
@@ -87,24 +88,23 @@ def test_the_work_is_sized_by_engine_unless_a_rate_is_given():
 
 def test_census_where_asked_and_small_enough():
     config = atlas("0:8", atlas={"census": True, "census_max_states": 500_000})
-    decks = family(config, config.strategy_params())
+    decks = family(config.search(), config.table())
     assert [d.census for d in decks] == [True, True, True, False, False]  # 83160 * 11 states > 500_000
     plan = Plan(config)
-    shards = [plan.shard(k).params for k in range(plan.count)]
+    typed = [plan.shard(k).params for k in range(plan.count)]
+    shards = [t.to_json() for t in typed]  # (as the run keeps them)
     assert plan.count == 5 + 7 + 9 + 1 + 3  # every split of the censused decks, the deck's own split otherwise
     assert [s["split"] for s in shards if s["deck"] == "0:4,1:2,2:2,3:2"] == [[i, 10 - i] for i in range(1, 10)]
     assert [s["balanced"] for s in shards if s["deck"] == "0:4,1:2,2:2,3:2"] == [i == 5 for i in range(1, 10)]
     assert {s["deck_shards"] for s in shards if s["deck"] == "0:8,1:2,2:2,3:2"} == {3}
     assert [(s["lo"], s["hi"]) for s in shards if s["deck"] == "0:8,1:2,2:2,3:2"] == [
         (0, 100_000), (100_000, 200_000), (200_000, 270_270)]
-    # A shard's parameters are an AtlasShard's fields; the plan's place (deck_shards) is kept in the shard
-    # for the table, and never reaches the kernels' wrapper.
-    typed = [AtlasShard.of(p) for p in shards]
-    assert [t.params() for t in typed] == shards and typed[-1].split == (7, 7) and typed[-1].deck_shards == 3
-    atlas_strategy = get("atlas")
-    assert "deck_shards" not in atlas_strategy.bind(shards[0]) and atlas_strategy.describes == {"deck_shards"}
-    with pytest.raises(BmnError, match="shard parameters do not fit run_atlas"):
-        atlas_strategy.bind({**shards[0], "depth": 3})
+    # A shard's parameters are an AtlasShard, read back from what the run keeps; an exact shard's JSON is as
+    # it was before sampled rows (no sample, seed, stream); the plan's place (deck_shards) is the table's.
+    assert all(isinstance(t, AtlasShard) for t in typed) and typed[-1].split == (7, 7) and typed[-1].deck_shards == 3
+    assert [codec.decode(get("atlas"), s) for s in shards] == typed and not {"sample", "seed", "stream"} & set(shards[0])
+    with pytest.raises(ValueError, match=r"unknown shard parameters \['depth'\]"):
+        codec.decode(get("atlas"), {**shards[0], "depth": 3})
 
 
 @pytest.mark.parametrize("values, message", [

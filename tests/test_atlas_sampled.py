@@ -21,7 +21,8 @@ from cluster.plan import Plan
 from kernels.engines.reference import play_reference
 from kernels.errors import BmnError
 from kernels.notation import parse_deal
-from kernels.strategies.atlas import MIN_SAMPLE, SIZING_RATES, AtlasShard, family, run_atlas, sample_sizes
+from kernels.strategies import REGISTRY, codec
+from kernels.strategies.atlas import MIN_SAMPLE, SIZING_RATES, family, run_atlas, sample_sizes
 
 from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of
 
@@ -52,18 +53,18 @@ def test_the_interval_is_the_exact_binomial_one():
 
 def test_decks_past_exact_max_deals_are_sampled_within_the_budget():
     config = atlas("0:28", deck="1:4,2:4,3:4", atlas={"exact_max_deals": 100_000_000, "cpu_hours": 1})
-    params = config.strategy_params()
-    decks = family(config, params)
+    search, table = config.search(), config.table()
+    decks = family(search, table)
     assert [(d.plain, d.exact, d.sampled) for d in decks][:4] == [
         (0, True, False), (2, True, False), (4, True, False), (6, False, True)]
     assert decks[-1].spec == "camicia" and decks[-1].cards == 40
-    sizes = sample_sizes(config, params)
+    sizes = sample_sizes(search, table)
     assert list(sizes) == [d.spec for d in decks[3:]] and len(set(sizes.values())) == 1
     # The exact decks and the 2 x 12 sampled rows take the budget: an hour at the sizing rate.
     exact_s = sum(d.deals for d in decks if d.exact) / FAST
     assert exact_s + 24 * sizes["camicia"] / FAST == pytest.approx(3600, abs=1)
     plan = Plan(config)
-    shards = [plan.shard(k).params for k in range(plan.count)]
+    shards = [plan.shard(k).params.to_json() for k in range(plan.count)]  # (as the run keeps them)
     sampled = [s for s in shards if s.get("sample")]
     assert {s["sample"] for s in sampled} == {"deals", "states"} and all(s["balanced"] for s in sampled)
     assert not any("sample" in s or "seed" in s for s in shards if s not in sampled)  # exact shards as before
@@ -75,11 +76,11 @@ def test_decks_past_exact_max_deals_are_sampled_within_the_budget():
     for (deck, sample), parts in rows.items():
         assert [(p["lo"], p["hi"]) for p in parts][0] == (0, 1_000_000) and parts[-1]["hi"] == sizes[deck]
         assert {p["deck_shards"] for p in parts} == {len(parts)} and {p["seed"] for p in parts} == {config.seed}
-    assert "3 exact, 12 sampled (deals and states" in config.strategy_def.describe(config, None, params)
+    assert "3 exact, 12 sampled (deals and states" in config.strategy_def.describe(search, None, table)
     # A larger sample is the smaller one and more: the same streams, longer.
     larger = atlas("0:28", deck="1:4,2:4,3:4", atlas={"exact_max_deals": 100_000_000, "cpu_hours": 2})
     big = Plan(larger)
-    first = [big.shard(k).params for k in range(big.count) if big.shard(k).params.get("sample")]
+    first = [big.shard(k).params.to_json() for k in range(big.count) if big.shard(k).params.sample]
     assert [(p["deck"], p["stream"], p["lo"]) for p in first if p["lo"] == 0] == \
            [(p["deck"], p["stream"], p["lo"]) for p in sampled if p["lo"] == 0]
 
@@ -120,7 +121,7 @@ def test_a_family_too_large_or_badly_sampled_is_refused_in_one_sentence(values, 
 
 def test_a_three_player_family_samples_deals():
     config = atlas("0:15", players=3, atlas={"exact_max_deals": 10**6, "samples": ["deals"], "rate": 10**6})
-    assert {p.get("sample") for p in (Plan(config).shard(k).params for k in range(Plan(config).count))} == \
+    assert {p.sample or None for p in (Plan(config).shard(k).params for k in range(Plan(config).count))} == \
            {None, "deals"}
 
 
@@ -157,9 +158,10 @@ def test_sampled_rows_agree_with_the_exact_rows_of_the_same_decks(tmp_path):
            == sampled["cycling"]
     # The games table keeps a deal once (here: its exact shard's row); the sample's own cycling deals,
     # as its shards play them, each on the reference player.
-    shard = [AtlasShard.of(json.loads(r["params"])) for r in tables["shards"].to_pylist()
+    shard = [codec.decode(REGISTRY["atlas"], r["params"]) for r in tables["shards"].to_pylist()
              if '"sample": "deals"' in r["params"]][0]
-    played = run_atlas(*shard[:6], min_cards=10**6, sample="deals", seed=shard.seed, stream=shard.stream)
+    played = run_atlas(shard.deck, shard.split, shard.lo, shard.hi, shard.balanced, shard.basins, min_cards=10**6,
+                       sample="deals", seed=shard.seed, stream=shard.stream)
     assert played.cycles == len(played.candidates) > 0
     for c in played.candidates:
         r = play_reference(parse_deal(c.hands))

@@ -291,3 +291,21 @@ def test_the_catalogues_page_counts_what_the_file_holds():
         cells = [c.strip() for c in line.strip("|").split("|")]
         counts[cells[2]] += int(cells[1])
     assert counts == {label: sum(e.source == label for e in ENTRIES) for label in {e.source for e in ENTRIES}}
+
+
+def test_the_builder_makes_the_shipped_entries_of_the_published_cycles():
+    """benchmarks/known_cycles.py, from the published deal lists alone: every published cycle's entry as the
+    shipped file has it (measured again here: canonical state, id, period, closure, balanced deals)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "known_cycles.py"
+    spec = importlib.util.spec_from_file_location("benchmark_known_cycles", path)
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
+    shipped = {(e.cycle_id, e.deck): e for e in ENTRIES}
+    published = [e for e in builder.build([], "today") if e.source != builder.ATLAS]
+    assert len(published) == 14 and {e.source for e in published} == {
+        "Casella et al. 2024", "Zanotto 2017", "Mazzaro 2023", "N1k06 2026", "Gentilini 2012", "Bianco 2018",
+        "Paulhus 1999"}
+    for entry in published:
+        assert shipped[(entry.cycle_id, entry.deck)] == entry

@@ -396,12 +396,12 @@ def test_a_search_renews_its_lease_from_one_thread(ray_address, tmp_path, monkey
     not within the test)."""
     import threading
 
-    import cluster.coordinator
+    import cluster.course
     import cluster.lease
 
     from cluster.lease import read_lock
 
-    monkeypatch.setattr(cluster.coordinator, "PROGRESS_S", 0.05)
+    monkeypatch.setattr(cluster.course, "PROGRESS_S", 0.05)
     monkeypatch.setattr(cluster.lease, "LOCK_STALE_S", 600.0)
     out = tmp_path / "run"
     seen = []

@@ -142,6 +142,7 @@ def test_shard_files_go_to_a_slow_store_many_at_once_one_request_each(slow_store
 
     from cluster.writer import WRITE_THREADS
     from cluster.summary import ShardSummary
+    from kernels.strategies.base import StreamShard
     from cluster.tables import GAMES_SCHEMA, shard_file_name, shard_file_table
 
     store, endpoint = slow_store
@@ -149,8 +150,9 @@ def test_shard_files_go_to_a_slow_store_many_at_once_one_request_each(slow_store
     files = 2 * WRITE_THREADS
     store.requests.clear()
     with futures.ThreadPoolExecutor(WRITE_THREADS) as pool:
+        params = StreamShard(seed=1, shard=0, count=1, min_cards=0, min_tricks=0)
         for done in [pool.submit(run.write_parquet, shard_file_name(k), shard_file_table(
-                GAMES_SCHEMA.empty_table(), [ShardSummary(k, "random", "{}", "done")]))
+                GAMES_SCHEMA.empty_table(), [ShardSummary(k, "random", params, "done")]))
                      for k in range(files)]:
             done.result()
     assert store.most >= 16, f"at most {store.most} requests in flight"

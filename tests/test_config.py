@@ -24,7 +24,7 @@ def test_every_shipped_config_is_valid(path):
     config = config_from_args(build_parser().parse_args(["search", str(path)]))
     plan = Plan(config)
     assert plan.count >= 1
-    plan.strategy.bind(plan.shard(0).params)  # what the plan makes fits what the worker runs
+    assert isinstance(plan.shard(0).params, plan.strategy.Params)  # what the plan makes is what the worker runs
 
 
 @pytest.mark.parametrize("values,message", [
@@ -93,12 +93,13 @@ def test_space_and_fingerprint_are_computed_once_per_config(monkeypatch):
     calls = []
     atlas = get("atlas")
     deal_space = atlas.deal_space
-    monkeypatch.setattr(atlas, "deal_space", lambda c: calls.append(c) or deal_space(c))
+    monkeypatch.setattr(atlas, "deal_space", lambda search, table: calls.append(search) or deal_space(search, table))
     identity = type(config).identity
     monkeypatch.setattr(type(config), "identity", lambda c: calls.append("identity") or identity(c))
     first = config.space(), config.fingerprint()
     assert (config.space(), config.fingerprint()) == first and config.space() is first[0]
-    assert Plan(config).space is first[0] and calls.count("identity") == 1
+    assert Plan(config).space is first[0] and calls == ["identity"]  # (the space: computed when it was checked)
+    assert config.table() is config.table()  # (the typed table, once too)
     # Equality, the stored form and a changed copy see the fields alone: the copy computes its own.
     changed = dataclasses.replace(config, min_cards=9)
     assert changed == build_config({"strategy": "atlas", "deck": "1:2,2:2", "atlas": {"plain": "4:8"}, "min_cards": 9})
@@ -121,7 +122,7 @@ def test_huge_plans_are_lazy():
     plan = Plan(config)
     assert plan.count == 653_534_134_886_878_245
     last = plan.shard(plan.count - 1)
-    assert last.params["hi"] == 653_534_134_886_878_245_000
+    assert last.params.hi == 653_534_134_886_878_245_000
 
 
 @pytest.mark.parametrize("args,message", [

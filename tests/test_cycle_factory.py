@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 import pytest
 
@@ -12,14 +13,14 @@ from kernels.engines.reference import play_reference
 from kernels.errors import BmnError
 from kernels.notation import parse_deal
 from kernels.strategies import run_exhaustive
-from kernels.strategies.cycles import BARREN_DRAWS, run_cycles
+from kernels.strategies.cycles import BARREN_DRAWS, Factory, run_cycles
 
 from helpers import space
 
 # 16 cards of the standard kind (2 of each penalty value): 168 cycles in all (census), grown from
 # seed cycles of 14 cards (6 plain; 18 cycles).
 DECK = "0:8,1:2,2:2,3:2,4:2"
-PARAMS = {"seed_deck": "0:6,1:2,2:2,3:2,4:2", "tries": 100_000}
+PARAMS = Factory(seed_deck="0:6,1:2,2:2,3:2,4:2", tries=100_000)
 
 
 @pytest.fixture(scope="module")
@@ -68,12 +69,12 @@ def test_a_beam_is_a_function_of_seed_and_shard(factory):
     assert [(c.hands, c.index, c.result) for c in again.candidates] == \
            [(c.hands, c.index, c.result) for c in factory[0].candidates]
     assert (again.deals, again.cycles) == (factory[0].deals, factory[0].cycles)
-    other = run_cycles(parse_deck(DECK), 2, 0, {**PARAMS, "tries": 50_000})
+    other = run_cycles(parse_deck(DECK), 2, 0, replace(PARAMS, tries=50_000))
     assert other.deals and other.cycle_rows != factory[0].cycle_rows
 
 
 def test_a_deck_with_one_penalty_card_ends_with_no_cycle():
-    result = run_cycles(parse_deck("0:15,1:1"), 1, 0, {"tries": 10**9})
+    result = run_cycles(parse_deck("0:15,1:1"), 1, 0, Factory(tries=10**9))
     assert result.cycle_rows == [] and result.candidates == [] and result.deals == BARREN_DRAWS * 20_000
 
 
@@ -94,14 +95,14 @@ def test_a_seed_deck_must_be_part_of_the_deck():
     with pytest.raises(BmnError, match="cycles.seed_deck must be text"):
         build_config(dict(strategy="cycles", deck=DECK, cycles={"seed_deck": 3}))
     # Without seed_deck, each start draws a seed deck near seed_plain / seed_penalty: beams still find cycles.
-    drawn = run_cycles(parse_deck(DECK), 1, 0, {"tries": 10_000, "seed_states": 5_000})
+    drawn = run_cycles(parse_deck(DECK), 1, 0, Factory(tries=10_000, seed_states=5_000))
     assert drawn.cycle_rows and all(row.deck == DECK for row in drawn.cycle_rows)
 
 
 def test_slack_lets_beams_hold_cycles_over_the_decks_counts_and_finds_keep_the_deck():
     stats0, stats2 = {}, {}
-    exact = run_cycles(parse_deck(DECK), 1, 0, {**PARAMS, "tries": 45_000, "seed_states": 5_000}, stats0)
-    loose = run_cycles(parse_deck(DECK), 1, 0, {**PARAMS, "tries": 45_000, "seed_states": 5_000, "slack": 2}, stats2)
+    exact = run_cycles(parse_deck(DECK), 1, 0, replace(PARAMS, tries=45_000, seed_states=5_000), stats0)
+    loose = run_cycles(parse_deck(DECK), 1, 0, replace(PARAMS, tries=45_000, seed_states=5_000, slack=2), stats2)
     assert stats0["most_excess"] == 0 and stats2["most_excess"] > 0
     assert stats0["moves"]["substitution"] and stats2["moves"]["substitution"]
     assert exact.cycle_rows and loose.cycle_rows
@@ -112,7 +113,7 @@ def test_slack_lets_beams_hold_cycles_over_the_decks_counts_and_finds_keep_the_d
             assert counts == tuple(sum(1 for h in state for v in h if v == k) for k in range(len(counts)))
             assert play_reference(state).cycle_id == row.cycle_id
     none = {}
-    run_cycles(parse_deck(DECK), 1, 0, {**PARAMS, "tries": 10_000, "substitutions": 0}, none)
+    run_cycles(parse_deck(DECK), 1, 0, replace(PARAMS, tries=10_000, substitutions=0), none)
     assert not none["moves"]["substitution"]
 
 
@@ -125,9 +126,9 @@ def test_the_factory_plays_the_extra_penalty_cards_on_an_engine_that_holds_them(
 
 
 def test_slack_never_brings_in_a_value_the_deck_lacks():
-    from kernels.strategies.cycles import CYCLES_DEFAULTS, Beam
+    from kernels.strategies.cycles import FACTORY, Beam
     deck = parse_deck("0:10,1:2,2:2,3:2")  # no card of value 4 or more
-    beam = Beam(deck, 1, 0, {**CYCLES_DEFAULTS, "slack": 2, "seed_deck": "0:8,1:2,2:2,3:2"}, True)
+    beam = Beam(deck, 1, 0, replace(FACTORY, slack=2, seed_deck="0:8,1:2,2:2,3:2"), True)
     seeds = beam.seeds()
     assert seeds
     children = beam.insertions(seeds) + beam.substitutions(seeds)

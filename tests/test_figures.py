@@ -1,5 +1,5 @@
-"""What a worker reports of a shard (cluster/figures.py): the figures of its result that the summary
-tables need, made where the shard was played, without pyarrow."""
+"""What a worker returns for a shard (cluster/figures.py): one PlayedShard, its candidate deals and the
+figures of its result that the summary tables need, made where the shard was played, without pyarrow."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cluster.figures import ShardFigures
-from kernels.strategies import run_exhaustive, run_random
+from cluster.figures import PlayedShard, ShardFigures, game_json, game_of_json
+from kernels.strategies import Shard, run_exhaustive, run_random
+from kernels.strategies.base import StreamShard
 
 from helpers import STANDARD, space
 
@@ -20,7 +21,8 @@ def test_the_figures_of_a_result():
     assert (f.deals, f.cards, f.max_cards, f.candidates) == (50, result.cards, result.max_cards, len(result.candidates))
     assert f.histogram == {k: int(result.histogram[k]) for k in range(len(result.histogram)) if result.histogram[k]}
     assert sum(f.histogram.values()) == 50 and f.wins == tuple(result.wins)
-    assert f.longest["hands"] == result.longest.hands and f.longest["cards"] == result.max_cards
+    assert f.longest == result.longest and f.longest.result.cards == result.max_cards
+    assert game_of_json(game_json(f.longest)) == f.longest  # (as a summary writes it, and reads it back)
     assert (f.elapsed_s, f.worker, f.cycle_ids, f.cycle_rows) == (0.1235, "local:1", (), ())
     assert f.finished_at > 0
 
@@ -40,12 +42,26 @@ def test_an_actor_plays_a_shard_without_pyarrow_or_scipy():
     the images' locks leave it out."""
     play = ("import sys; from cluster.worker import ShardRunner; from kernels.strategies import Shard; "
             "runner = ShardRunner('standard', (26, 26), 'random'); runner.warm_up(); "
-            "params = {'seed': 5, 'shard': 1, 'count': 50, 'min_cards': 500, 'min_tricks': 0}; "
-            "rows, figures = runner.run(Shard(1, 'random', params)); "
-            "print(figures.deals, 'pyarrow' in sys.modules, 'scipy' in sys.modules)")
+            "from kernels.strategies.base import StreamShard; "
+            "params = StreamShard(seed=5, shard=1, count=50, min_cards=500, min_tricks=0); "
+            "played = runner.run(Shard(1, 'random', params)); "
+            "print(played.figures.deals, 'pyarrow' in sys.modules, 'scipy' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", play], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["50", "False", "False"]
     configs = Path(__file__).resolve().parents[1] / "configs"
     for lock in ("image-requirements.lock", "image-requirements-gpu.lock"):
         assert not re.search(r"^scipy==", (configs / lock).read_text(), re.M), lock
+
+
+def test_a_played_shard_is_its_candidates_and_figures():
+    """One value comes back from a worker: the shard it played, its candidates (plain values), the deck
+    they are of (the run's, or the result's own: an atlas deck), its first rank, and its figures."""
+    deals = space("0:6,1:2,2:2")
+    result = run_exhaustive(deals, 100, 400, min_cards=20)
+    shard = Shard(3, "exhaustive", StreamShard(seed=0, shard=3, count=1, min_cards=20, min_tricks=0))
+    played = PlayedShard.of(shard, result, deck="0:6,1:2,2:2", elapsed_s=0.5, worker="w")
+    assert (played.shard, played.strategy, played.deck, played.rank_base) == (3, "exhaustive", "0:6,1:2,2:2", 100)
+    assert played.candidates == result.candidates and played.figures.candidates == len(result.candidates) > 0
+    result.deck = "0:6,1:2,2:2,3:0"
+    assert PlayedShard.of(shard, result, deck="standard", elapsed_s=0, worker="w").deck == "0:6,1:2,2:2,3:0"

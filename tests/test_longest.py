@@ -141,10 +141,10 @@ def test_bad_input():
 def test_shards_cover_the_deals():
     strategy = REGISTRY["longest"]
     config = make_config("unused", strategy="longest", deals=25_000, shard_size=10_000)
-    params = strategy.table({})
-    assert strategy.shard_count(config, STANDARD, params) == 3
-    assert [strategy.shard(config, STANDARD, params, k).params["count"] for k in range(3)] == [10_000, 10_000, 5_000]
-    assert strategy.shard(config, STANDARD, params, 2).params["shard"] == 2
+    plan = strategy.plan(config.search(), STANDARD, strategy.table({}))
+    assert plan.count == 3
+    assert [plan.shard(k).params.count for k in range(3)] == [10_000, 10_000, 5_000]
+    assert plan.shard(2).params.shard == 2 and plan.shard(2).params.round_deals == 2_000_000
 
 
 def test_cluster_path_is_deterministic(tmp_path):

@@ -11,9 +11,9 @@ from kernels.engines.reference import play_reference
 from kernels.errors import BmnError
 from kernels.notation import parse_deal
 from kernels.rng import stream_key
-from kernels.strategies import run_shard
+from kernels.strategies import Shard, run_shard
 from kernels.strategies.census import census_counts
-from kernels.strategies.states import run_states
+from kernels.strategies.states import StatesShard, run_states
 from kernels.sweep import run_random_states, states_at
 
 from cluster_helpers import make_config
@@ -146,7 +146,7 @@ def test_max_imbalance_is_part_of_a_states_run_only_where_set(tmp_path):
     plain = make_config(tmp_path, strategy="states", deck=SMALL, deals=1000, seed=3)
     assert "max_imbalance" not in plain.identity()["strategy_params"]
     near = make_config(tmp_path, strategy="states", deck=SMALL, deals=1000, seed=3, states={"max_imbalance": 1})
-    assert near.fingerprint() != plain.fingerprint() and near.strategy_params()["max_imbalance"] == 1
+    assert near.fingerprint() != plain.fingerprint() and near.table().max_imbalance == 1
 
 
 @pytest.mark.parametrize("engine", ["percard", "general"])
@@ -160,7 +160,7 @@ def test_every_engine_plays_the_same_states(engine):
 
 
 def test_standard_states_meet_no_cycle_in_a_small_shard_and_casella_closes():
-    result = run_shard("states", space("standard"), {"seed": 1, "shard": 0, "count": 2000, "max_states": 1000})
+    result = run_shard(space("standard"), Shard(0, "states", StatesShard(seed=1, shard=0, count=2000, max_states=1000)))
     assert result.deals == 2000 and result.cycle_rows == [] and result.cards > 0
     found = closure(parse_deal(CASELLA), max_states=5000)
     assert found.cycle.cycle_id == "e1fabb73dac32ded" and found.states > 0

@@ -124,10 +124,11 @@ def test_object_store_writes_are_retried_then_fail(endpoint, monkeypatch):
 def test_object_store_reads_are_retried_and_a_store_that_keeps_failing_is_not_a_damaged_file(endpoint, monkeypatch):
     from cluster.summary import ShardSummary
     from cluster.tables import GAMES_SCHEMA, read_contents, read_summaries, shard_file_table
+    from kernels.strategies.base import StreamShard
 
     monkeypatch.setattr(storage, "READ_BACKOFF_S", 0.0)
     store = RunStore(s3_run_uri(endpoint))
-    summary = ShardSummary(0, "random", '{"seed": 1}', "failed")
+    summary = ShardSummary(0, "random", StreamShard(seed=1, shard=0, count=1, min_cards=0, min_tricks=0), "failed")
     store.write_parquet("shards/000000000000.parquet", shard_file_table(GAMES_SCHEMA.empty_table(), [summary]))
     real = store.fs
     store.fs = FlakyStore(real, storage.READ_RETRIES)  # fails all but the last try

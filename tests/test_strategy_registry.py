@@ -3,6 +3,7 @@ deals strategy, and bad input to the strategies' wrappers."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -12,8 +13,11 @@ from kernels.backward import ancestors
 from kernels.errors import BmnError
 from kernels.engines.reference import play_reference
 from kernels.notation import parse_deal
-from kernels.strategies import REGISTRY, run_climb, run_deals, run_exhaustive, run_shard
-from kernels.strategies.base import OPTIONAL_KEYS
+from kernels.strategies import REGISTRY, Shard, ShardParams, get, run_climb, run_deals, run_exhaustive, run_shard
+from kernels.strategies.base import OPTIONAL_KEYS, StreamShard
+from kernels.strategies.census import CensusShard
+from kernels.strategies.deals import DealsShard
+from kernels.strategies.exhaustive import ExhaustiveShard
 
 from helpers import CASELLA, STANDARD, space
 
@@ -28,7 +32,7 @@ def test_deals_strategy_plays_the_list():
 
 
 @pytest.mark.parametrize("call,message", [
-    (lambda: run_shard("sideways", STANDARD, {}), "unknown strategy 'sideways'"),
+    (lambda: get("sideways"), "unknown strategy 'sideways'"),
     (lambda: run_exhaustive(STANDARD, 0, STANDARD.count + 1, min_cards=0), "outside this deal space"),
     (lambda: ancestors(parse_deal("J--/--")), "cannot be split into two equal hands"),
     (lambda: ancestors(parse_deal("J-/--/--")), "two players"),
@@ -39,21 +43,21 @@ def test_bad_input(call, message):
         call()
 
 
-@pytest.mark.parametrize("params,message", [
-    ({"seed": 1, "shard": 0, "min_cards": 0}, "missing a required argument: 'count'"),
-    ({"seed": 1, "shard": 0, "count": 5, "min_cards": 0, "pool": 3}, "got an unexpected keyword argument 'pool'"),
-])
-def test_shard_parameters_that_do_not_fit_the_wrapper_are_named(params, message):
-    with pytest.raises(BmnError, match=r"the random strategy's shard parameters do not fit run_random: " + message):
-        run_shard("random", STANDARD, params)
+def test_a_shard_runs_only_with_its_strategys_parameters():
+    wrong = Shard(0, "random", ExhaustiveShard(lo=0, hi=10, min_cards=0, min_tricks=0))
+    with pytest.raises(BmnError, match="the random strategy's shards take StreamShard, not ExhaustiveShard"):
+        run_shard(STANDARD, wrong)
+    with pytest.raises(BmnError, match="the deals strategy has no GPU kernels"):
+        run_shard(STANDARD, Shard(0, "deals", DealsShard(index_base=0, min_cards=0, min_tricks=0), (CASELLA,)), "gpu")
+    right = Shard(0, "random", StreamShard(seed=1, shard=0, count=5, min_cards=0, min_tricks=0))
+    assert run_shard(STANDARD, right).deals == 5
 
 
 def test_an_error_inside_a_shard_is_not_taken_for_a_users_mistake():
     """A TypeError raised by the strategy's own code is a bug to see, not a sentence for the user."""
-    params = {"deck": "0:6,1:2,2:2", "split": None, "lo": 0, "hi": 10, "balanced": True}
-    assert REGISTRY["census"].bind(params) == params
+    params = CensusShard(deck="0:6,1:2,2:2", split=None, lo=0, hi=10, balanced=True)
     with pytest.raises(TypeError) as raised:
-        run_shard("census", STANDARD, params)
+        run_shard(STANDARD, Shard(0, "census", params))
     assert not isinstance(raised.value, BmnError)
 
 
@@ -62,7 +66,8 @@ def test_every_strategy_is_declared_completely(name):
     """Defaults pass their own checks, an example config exists, and the README lists it."""
     strategy = REGISTRY[name]
     assert strategy.name == name and strategy.summary
-    assert strategy.table({}) == strategy.defaults()
+    assert strategy.table({}) == strategy.Table() and issubclass(strategy.Params, ShardParams)
+    assert [p.name for p in strategy.params] == [f.name for f in dataclasses.fields(strategy.Table)]
     assert set(strategy.keys) <= set(OPTIONAL_KEYS)
     assert (ROOT / "configs" / f"{name}.toml").exists()
     assert f"`{name}`" in (ROOT / "README.md").read_text()
@@ -78,3 +83,74 @@ def test_the_cluster_never_branches_on_a_strategy_name():
     hits = [f"{path}:{n}" for folder in ("kernels", "cluster") for path in sorted((ROOT / folder).rglob("*.py"))
             for n, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]
     assert len(hits) <= 3, hits
+
+
+# A notebook's way to each strategy, from `kernels` alone: the search's plain values and the strategy's
+# table (keys as a config's [name] table gives them), planned and shard 0 played in a process that
+# imports neither the cluster, Ray nor pyarrow.
+NOTEBOOK = {
+    "exhaustive": (dict(deck="0:4,1:2,2:2", shard_size=100, min_cards=10), {}),
+    "random": (dict(deals=400, shard_size=200, min_cards=100), {}),
+    "climb": (dict(deck="0:8,1:2,2:2,3:2", deals=200, shard_size=200, min_cards=20),
+              dict(pool=100, top=1, max_states=64)),
+    "longest": (dict(deck="0:8,1:2,2:2,3:2", deals=200, shard_size=200, min_cards=20),
+                dict(round_deals=100, max_climbs=2, root_cards=8, per_root=64)),
+    "extend": (dict(input_deals=("-J--Q-/K-----",), min_cards=0), dict(max_states=64)),
+    "ancestors": (dict(deck="0:6,1:2,2:2", deal="Q-J--/-Q-J-"), dict(parts=2)),
+    "deals": (dict(input_deals=("-J--Q-/K-----", "Q-J--/-Q-J-"), min_cards=0), {}),
+    "census": (dict(deck="0:4,1:1,2:1", shard_size=50), {}),
+    "cycles": (dict(deck="0:8,1:2,2:2"), dict(beams=2, tries=300, seed_states=200, max_states=64)),
+    "states": (dict(deck="0:6,1:2,2:2", deals=2_000, shard_size=1_000), {}),
+    "atlas": (dict(deck="1:1,2:1", min_cards=0), dict(plain="0:4", census=True)),
+}
+
+PLAY = """
+import json, sys
+from kernels.strategies import REGISTRY, Search, codec, run_shard
+out = {}
+for name, (search, table) in json.loads(sys.argv[1]).items():
+    search = Search(**{k: tuple(v) if isinstance(v, list) else v for k, v in search.items()})
+    strategy = REGISTRY[name]
+    table = strategy.table(table)
+    space = strategy.deal_space(search, table)
+    strategy.check(search, space, table, "notebook")
+    plan = strategy.plan(search, space, table)
+    shard = plan.shard(0)
+    result = run_shard(space, shard)
+    out[name] = [plan.count, codec.encode(shard.params), list(shard.deals), result.deals, len(result.candidates)]
+print(json.dumps(out))
+print(sorted(m for m in sys.modules if m.split(".")[0] in ("cluster", "ray", "pyarrow")))
+"""
+
+
+def test_every_strategy_plans_and_plays_a_shard_from_kernels_alone(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from cluster.config import build_config, resolve
+    from cluster.plan import Plan
+    from cluster.worker import run_shard as worker_run_shard
+    from kernels.strategies import codec
+
+    assert set(NOTEBOOK) == set(REGISTRY)
+    done = subprocess.run([sys.executable, "-c", PLAY, json.dumps(NOTEBOOK)], capture_output=True, text=True,
+                          timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.strip().splitlines()
+    played, imported = json.loads(lines[0]), lines[1]
+    assert imported == "[]"  # neither the cluster, Ray nor pyarrow
+    for name, (search, table) in NOTEBOOK.items():
+        count, params, deals, played_deals, candidates = played[name]
+        # The same shard as the cluster's plan of the same search makes, and the same result as its worker's.
+        values = {k: v for k, v in search.items() if k != "input_deals"}
+        if "input_deals" in search:
+            path = tmp_path / f"{name}.txt"
+            path.write_text("\n".join(search["input_deals"]) + "\n")
+            values["deals_file"] = str(path)
+        config = resolve(build_config({"strategy": name, **values, **({name: table} if table else {}), "progress": False}))
+        plan = Plan(config)
+        assert (plan.count, codec.encode(plan.shard(0).params), list(plan.shard(0).deals)) == (count, params, deals), name
+        result = worker_run_shard(config.deck, plan.space.split, plan.shard(0))
+        assert (result.deals, len(result.candidates)) == (played_deals, candidates), name
+        assert played_deals > 0 or name in ("ancestors", "extend"), name  # (those two play no deals of their own)

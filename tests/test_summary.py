@@ -15,6 +15,7 @@ from cluster.summary import SHARDS_SCHEMA, ShardSummary, manifest_summaries, man
 from cluster.tables import META_KEY
 from kernels import RESULTS_VERSION
 from kernels.strategies import CycleRow, Shard, run_random
+from kernels.strategies.base import StreamShard
 from kernels.strategies.census import run_census
 
 from helpers import STANDARD
@@ -29,14 +30,18 @@ KEYS = {"shard", "strategy", "params", "status", "deals", "cards", "max_cards", 
         "attempts", "worker", "finished_at", "error", "histogram", "wins", "longest", "cycle_ids", "results_version"}
 
 
+PARAMS = StreamShard(seed=3, shard=0, count=50, min_cards=300, min_tricks=0)
+PARAMS_JSON = '{"count": 50, "min_cards": 300, "min_tricks": 0, "seed": 3, "shard": 0}'
+
+
 def done(result=None, run=None) -> ShardSummary:
     result = result if result is not None else run_random(STANDARD, 3, 0, 50, min_cards=300)
     figures = ShardFigures.from_result(result, elapsed_s=0.123456, worker="local:1")
-    return ShardSummary.of(Shard(0, "random", {"seed": 3, "count": 50}), figures, attempts=1, run=run)
+    return ShardSummary.of(Shard(0, "random", PARAMS), figures, attempts=1, run=run)
 
 
 def failed() -> ShardSummary:
-    return ShardSummary.of(Shard(5, "random", {"seed": 3}), None, attempts=3, run=None,
+    return ShardSummary.of(Shard(5, "random", PARAMS), None, attempts=3, run=None,
                            error="worker lost: ActorDiedError")
 
 
@@ -44,17 +49,17 @@ def test_a_summary_holds_what_the_shard_computed():
     result = run_random(STANDARD, 3, 0, 50, min_cards=300)
     s = done(result)
     assert (s.deals, s.cards, s.cycles, s.candidates) == (50, result.cards, 0, len(result.candidates))
-    assert s.max_cards == result.longest.result.cards == s.longest["cards"] and s.longest["hands"] == result.longest.hands
+    assert s.max_cards == result.longest.result.cards and s.longest == result.longest
     assert sum(s.histogram.values()) == 50 and all(result.histogram[k] == v for k, v in s.histogram.items())
     assert s.wins == tuple(result.wins) and sum(s.wins) == 50
-    assert s.params == '{"count": 50, "seed": 3}' and s.elapsed_s == 0.1235
+    assert s.params == PARAMS and s.to_json()["params"] == PARAMS_JSON and s.elapsed_s == 0.1235
     assert s.done and s.results_version == RESULTS_VERSION and s.cycle_rows == ()
     assert (s.worker, s.attempts, s.error, s.run) == ("local:1", 1, None, None)
 
 
 def test_one_summary_for_a_shard_done_or_given_up():
     figures = ShardFigures.from_result(run_random(STANDARD, 3, 0, 50, min_cards=300), elapsed_s=1.0, worker="w")
-    shard = Shard(7, "random", {"seed": 3, "count": 50})
+    shard = Shard(7, "random", PARAMS)
     signed = ShardSummary.of(shard, figures, attempts=2, run="0123456789abcdef")
     assert (signed.shard, signed.strategy, signed.status, signed.attempts, signed.run) == \
         (7, "random", "done", 2, "0123456789abcdef")
@@ -62,7 +67,7 @@ def test_one_summary_for_a_shard_done_or_given_up():
     given_up = ShardSummary.of(shard, None, attempts=3, run="0123456789abcdef", error="worker lost")
     assert (given_up.status, given_up.error, given_up.deals, given_up.worker, given_up.cycle_rows) == \
         ("failed", "worker lost", 0, "", None)
-    assert given_up.params == signed.params == '{"count": 50, "seed": 3}' and given_up.finished_at > 0
+    assert given_up.params == signed.params == PARAMS and given_up.finished_at > 0
 
 
 def test_a_census_summary_carries_its_cycle_rows():
@@ -97,6 +102,13 @@ def test_summaries_written_before_read_back_and_write_out_byte_for_byte():
     assert summaries[3].cycle_rows == (CycleRow("00000000000000aa", 4, 10, "0:2,1:1,2:1", "J-/Q-", complete=True),)
     assert summaries[2].cycle_rows is None and summaries[2].error == "worker lost: ActorDiedError"
     assert summaries[4].results_version is None and summaries[4].cycle_rows is None  # not recorded then
+    # Parameters are typed where they read back as written; those that do not (shard 2's, a random shard's
+    # without its bounds; shard 3's, a factory's written short) are kept as written.
+    assert summaries[0].params == StreamShard(seed=7, shard=0, count=30, min_cards=0, min_tricks=0)
+    assert summaries[1].params.split == (5, 5) and summaries[4].params.count == 0
+    assert [type(s.params).__name__ for s in summaries] == ["StreamShard", "CensusShard", "Unread", "Unread",
+                                                            "StreamShard"]
+    assert summaries[2].params.text == '{"count": 30, "seed": 7, "shard": 2}' and "missing" in summaries[2].params.why
     assert json.dumps([s.to_json() for s in summaries], sort_keys=True).encode() == written
 
 

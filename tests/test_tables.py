@@ -13,12 +13,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from cluster.storage import RunStore
+from cluster.figures import PlayedShard
 from cluster.summary import ShardFigures, ShardSummary
 from cluster.tables import (CYCLES_SCHEMA, GAMES_SCHEMA, META_KEY, TABLES, build_tables, cycles_table, games_table,
                             read_contents, read_summaries, reported_cycles, reported_rows, shard_file_name,
                             shard_file_table)
 from kernels.strategies import CycleRow, Shard, run_random
-from kernels.strategies.census import run_census
+from kernels.strategies.census import CensusShard, run_census
 
 from helpers import STANDARD
 
@@ -31,12 +32,18 @@ FACTORY_ROW = CycleRow("00000000000000aa", 4, 10, "0:2,1:1,2:1", "J-/Q-", comple
 def summary(shard: int, result=None) -> ShardSummary:
     """Shard `shard`'s summary: done with this result, or failed (None)."""
     figures = None if result is None else ShardFigures.from_result(result, elapsed_s=0, worker="")
-    return ShardSummary.of(Shard(shard, "census", {"shard": shard}), figures, attempts=1, run=None)
+    params = CensusShard(deck="0:6,1:2,2:2", split=(5, 5), lo=shard, hi=shard + 1, balanced=True)
+    return ShardSummary.of(Shard(shard, "census", params), figures, attempts=1, run=None)
+
+
+def games(candidates, shard: int, deck: str = "0:6,1:2,2:2"):
+    """A census shard's games rows for these candidates."""
+    return games_table(PlayedShard(shard, "census", candidates, deck, None, ShardFigures()))
 
 
 def write_shard(store: RunStore, shard: int, result, rel=None) -> None:
-    games = games_table(result.candidates if result else [], "census", shard, "0:6,1:2,2:2", None)
-    store.write_parquet(rel or shard_file_name(shard), shard_file_table(games, [summary(shard, result)]))
+    games_rows = games(result.candidates if result else [], shard)
+    store.write_parquet(rel or shard_file_name(shard), shard_file_table(games_rows, [summary(shard, result)]))
 
 
 STATES_ROW = CycleRow("207ec02eb4dcd075", 3, 15, "0:6,1:2,2:2", "--J-/Q-Q-J-", basin=3, complete=True, closure=43,
@@ -73,14 +80,14 @@ def test_reports_of_one_cycle_merge():
     complete if any shard listed the balanced deals completely; deals entering it are counted."""
     other_state = CycleRow(ROW.cycle_id, 3, 15, ROW.deck, "Q-Q-J-/--J-", basin=5, complete=False)
     listed = CycleRow(ROW.cycle_id, 3, 15, ROW.deck, "-Q-J-/--J-Q", complete=True)
-    games = games_table(run_census("0:6,1:2,2:2", (5, 5), 0, 1260, True).candidates, "census", 4, ROW.deck, None)
-    table = cycles_table(games, [(2, ROW), (1, other_state), (6, listed)])
+    games_rows = games(run_census("0:6,1:2,2:2", (5, 5), 0, 1260, True).candidates, 4, ROW.deck)
+    table = cycles_table(games_rows, [(2, ROW), (1, other_state), (6, listed)])
     [row] = table.to_pylist()
     assert (row["basin"], row["complete"], row["first_shard"]) == (12, True, 1)
     assert row["state"] == ROW.state  # the first report read, not the lowest shard's
-    assert row["deals"] == games.num_rows == 7 and row["hands"] == games["hands"][0].as_py()
+    assert row["deals"] == games_rows.num_rows == 7 and row["hands"] == games_rows["hands"][0].as_py()
     assert (row["min_preperiod_tricks"], row["max_preperiod_tricks"]) == (1, 2)
-    assert cycles_table(games, [(2, ROW)]).to_pylist()[0]["complete"] is None
+    assert cycles_table(games_rows, [(2, ROW)]).to_pylist()[0]["complete"] is None
 
 
 def test_closures_of_one_cycle_merge_to_the_largest():

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from cluster.summary import ShardSummary
+from kernels.game import GameResult
+from kernels.tally import Candidate
 from cluster.totals import KEEP_LONGEST, RunTotals
 
 
@@ -11,8 +13,8 @@ def shard(k: int, status="done", longest=None, histogram=None, cycle_ids=()) -> 
                         longest=longest, histogram=histogram or {}, cycle_ids=tuple(cycle_ids))
 
 
-def game(cards: int, hands: str) -> dict:
-    return {"cards": cards, "hands": hands, "tricks": cards // 10}
+def game(cards: int, hands: str) -> Candidate:
+    return Candidate(hands, 0, GameResult("win", 1, cards // 10, cards))
 
 
 def test_done_shards_add_up_and_failed_ones_only_count():
@@ -31,6 +33,6 @@ def test_the_longest_games_are_ordered_by_cards_then_hands_whatever_the_shard_or
     for k in reversed(range(len(games))):
         backward.add(summaries[k])
     assert forward.longest == backward.longest
-    assert [(g["cards"], g["hands"]) for g in forward.longest] == [(70, "A"), (70, "Z"), (60, "D"), (50, "B"),
+    assert [(g.result.cards, g.hands) for g in forward.longest] == [(70, "A"), (70, "Z"), (60, "D"), (50, "B"),
                                                                    (30, "F")]
     assert len(forward.longest) == KEEP_LONGEST and forward.best == game(70, "A") and forward.longest_cards == 70

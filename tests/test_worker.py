@@ -1,5 +1,6 @@
-"""The worker (cluster/worker.py), without Ray: a ShardRunner runs a plan's shards and returns each
-shard's games rows and its figures, the same as the kernels give directly."""
+"""The worker (cluster/worker.py), without Ray: a ShardRunner runs a plan's shards and returns each one
+PlayedShard (its candidate deals, which make its games rows, and its figures), the same as the kernels give
+directly."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from cluster.config import build_config
 from cluster.plan import Plan
-from cluster.figures import ShardFigures
+from cluster.figures import PlayedShard, ShardFigures
 from cluster.tables import GAMES_SCHEMA, games_table
 from cluster.worker import ShardRunner, run_shard
 from kernels.errors import BmnError
@@ -21,8 +22,9 @@ def test_a_runner_returns_the_shards_rows_and_figures():
     plan = Plan(config)
     runner = ShardRunner(config.deck, plan.space.split, config.strategy)
     assert runner.warm_up() == {"where": f"local:{os.getpid()}", "pid": os.getpid(), "node_id": "local", "gpu": None}
-    rows, figures = runner.run(plan.shard(1))
-    table = games_table(*rows)
+    played = runner.run(plan.shard(1))
+    figures, table = played.figures, games_table(played)
+    assert isinstance(played, PlayedShard) and (played.shard, played.strategy, played.deck) == (1, "random", "standard")
     direct = run_random(plan.space, 5, 1, 100, min_cards=500)
     assert isinstance(figures, ShardFigures) and (figures.deals, figures.worker) == (100, runner.where)
     assert (figures.cards, figures.max_cards, figures.candidates) == (direct.cards, direct.max_cards,
@@ -36,18 +38,18 @@ def test_a_census_shard_keeps_its_deck_and_reports_its_cycles():
     config = build_config({"strategy": "census", "deck": "0:6,1:2,2:2", "shard_size": 2000})
     plan = Plan(config)
     runner = ShardRunner(config.deck, plan.space.split, config.strategy)
-    balanced = next(plan.shard(k) for k in range(plan.count) if plan.shard(k).params["balanced"])
-    rows, figures = runner.run(balanced)
-    table = games_table(*rows)
+    balanced = next(plan.shard(k) for k in range(plan.count) if plan.shard(k).params.balanced)
+    played = runner.run(balanced)
+    figures, table = played.figures, games_table(played)
     assert figures.cycle_rows and set(figures.cycle_ids) == {r.cycle_id for r in figures.cycle_rows}
     assert set(table["deck"].to_pylist()) == {"0:6,1:2,2:2"} and table.num_rows == figures.candidates
 
 
-def test_a_shard_with_parameters_its_strategy_does_not_take_is_refused():
+def test_a_shard_with_parameters_of_another_strategy_is_refused():
     config = build_config({"strategy": "random", "deals": 10})
     shard = Plan(config).shard(0)
-    wrong = type(shard)(shard.id, shard.strategy, {**shard.params, "pool": 5})
-    with pytest.raises(BmnError, match="random strategy's shard parameters do not fit run_random: .*'pool'"):
+    wrong = type(shard)(shard.id, "exhaustive", shard.params)
+    with pytest.raises(BmnError, match="the exhaustive strategy's shards take ExhaustiveShard, not StreamShard"):
         run_shard(config.deck, (26, 26), wrong)
 
 

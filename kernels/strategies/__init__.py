@@ -1,9 +1,10 @@
 """Search strategies, one module each, found by name through this registry.
 
 Each module holds its kernels (or calls the shared sweep kernel), its public wrapper `run_<name>`
-and one `Strategy` object (kernels/strategies/base.py) declaring its config keys, how a search is
-cut into shards, what a shard runs and how it warms up. The cluster reads strategies only through
-`get(name)`. Adding a strategy: one module, one line below, one example config, its tests.
+and one `Strategy` object (kernels/strategies/base.py) declaring its config table and its shards'
+parameters as typed values, how a search is cut into shards, what a shard runs and how it warms up.
+The cluster reads strategies only through `get(name)`. Adding a strategy: one module, one line
+below, one example config, its tests.
 
 Every strategy is deterministic: the same (strategy, parameters, seed, shard) gives the same
 result on any machine.
@@ -16,7 +17,7 @@ from ..errors import BmnError
 from . import ancestors, atlas, census, climb, cycles, deals, exhaustive, extend, longest, random, states
 from .ancestors import run_ancestors
 from .atlas import run_atlas
-from .base import Param, Shard, Strategy
+from .base import Param, Search, Shard, ShardParams, ShardPlan, Strategy, Table
 from .climb import run_climb
 from .deals import run_deals
 from .extend import run_extend
@@ -41,7 +42,8 @@ REGISTRY: dict[str, Strategy] = {s.name: s for s in (
 STRATEGIES = tuple(REGISTRY)
 
 __all__ = [
-    "Candidate", "CycleRow", "Param", "REGISTRY", "STRATEGIES", "Shard", "ShardResult", "Strategy", "get",
+    "Candidate", "CycleRow", "Param", "REGISTRY", "STRATEGIES", "Search", "Shard", "ShardParams", "ShardPlan",
+    "ShardResult", "Strategy", "Table", "get",
     "run_ancestors", "run_atlas", "run_climb", "run_deals", "run_exhaustive", "run_extend", "run_longest", "run_random", "run_shard",
     "run_states",
 ]
@@ -54,13 +56,14 @@ def get(name: str) -> Strategy:
         raise BmnError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}") from None
 
 
-def run_shard(name: str, space: DealSpace, params: dict, deals: tuple[str, ...] = (), device: str = "cpu") -> ShardResult:
-    """Run one shard of a strategy (what a cluster worker does) on the CPU or, for the strategies
-    with GPU kernels, the GPU (the same result). Parameters that do not fit the strategy's wrapper
-    are a BmnError; whatever the shard itself raises goes up unchanged."""
-    strategy = get(name)
-    if device == "cpu":
-        return strategy.run(space, strategy.bind(params), tuple(deals))
-    if not strategy.gpu:
-        raise BmnError(f"the {name} strategy has no GPU kernels; its shards run on CPUs")
-    return strategy.run(space, strategy.bind(params), tuple(deals), device=device)
+def run_shard(space: DealSpace, shard: Shard, device: str = "cpu") -> ShardResult:
+    """Run one shard (what a cluster worker does) on the CPU or, for the strategies with GPU kernels, the
+    GPU (the same result): its strategy's kernels with its parameters, its input deals and the device.
+    Whatever the shard itself raises goes up unchanged."""
+    strategy = get(shard.strategy)
+    if not isinstance(shard.params, strategy.Params):
+        raise BmnError(f"the {strategy.name} strategy's shards take {strategy.Params.__name__}, not "
+                       f"{type(shard.params).__name__}")
+    if device != "cpu" and not strategy.gpu:
+        raise BmnError(f"the {strategy.name} strategy has no GPU kernels; its shards run on CPUs")
+    return strategy.run(space, shard.params, deals=tuple(shard.deals), device=device)

@@ -8,9 +8,11 @@ not apply: these deals are the answer).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..backward import DEFAULT_MAX_STATES, ancestors
 from ..notation import parse_deal
-from .base import Param, Shard, Strategy
+from .base import Shard, ShardParams, ShardPlan, Strategy, Table, key
 from .deals import CASELLA
 from ..tally import ShardResult, tally_games
 
@@ -23,28 +25,39 @@ def run_ancestors(deal: str, *, part: int = 0, parts: int = 1, limit: int | None
                        0, 0, 2)
 
 
+@dataclass(frozen=True, kw_only=True)
+class AncestorsTable(Table):
+    parts: int = key(1, "shards: cycle states r with r % parts == k")
+    limit: int | None = key(None, "deals kept per shard at most (none: all)", optional=True)
+    max_states: int = key(DEFAULT_MAX_STATES, "ancestor states per shard at most")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AncestorsShard(ShardParams, AncestorsTable):
+    """The balanced ancestors of `deal`'s cycle from its states r with r % parts == part."""
+
+    deal: str
+    part: int
+
+
 class Ancestors(Strategy):
     name = "ancestors"
     summary = "every balanced deal entering a cycle, the cycle's states cut into parts"
-    params = (
-        Param("parts", 1, "shards: cycle states r with r % parts == k"),
-        Param("limit", None, "deals kept per shard at most (none: all)", optional=True),
-        Param("max_states", DEFAULT_MAX_STATES, "ancestor states per shard at most"),
-    )
+    Table = AncestorsTable
+    Params = AncestorsShard
     keys = frozenset({"deal"})
     backward = True
     needs_deal = True
 
-    def shard_count(self, config, space, params):
-        return params["parts"]
+    def plan(self, search, space, table: AncestorsTable):
+        return ShardPlan(table.parts, lambda k: Shard(k, self.name, AncestorsShard(deal=search.deal, part=k,
+                                                                                   **table.values())))
 
-    def shard(self, config, space, params, k):
-        return Shard(k, self.name, {"deal": config.deal, "part": k, "parts": params["parts"], "limit": params["limit"],
-                                    "max_states": params["max_states"]})
+    def run(self, space, params: AncestorsShard, deals=(), device="cpu"):
+        return run_ancestors(params.deal, part=params.part, parts=params.parts, limit=params.limit,
+                             max_states=params.max_states)
 
-    wrapper = staticmethod(run_ancestors)
-
-    def warm_up(self, space):
+    def warm_up(self, space, device="cpu"):
         run_ancestors(CASELLA, max_states=64)
 
 

@@ -33,10 +33,8 @@ its largest deck.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from typing import NamedTuple
-from functools import lru_cache
 
 from ..dealspace import DealSpace, _multinomial
 from ..decks import Deck, check_deck, parse_deck
@@ -44,7 +42,7 @@ from ..engines import pick_engine
 from ..errors import BmnError
 from ..notation import MAX_CARDS
 from ..sweep import run_random
-from .base import Param, Shard, Strategy, bounds, shards_of
+from .base import Search, Shard, ShardParams, ShardPlan, Strategy, Table, bounds, key, shards_of, unsaid
 from .census import play_states, splits_of
 from .exhaustive import MAX_STORED_RANK
 from .states import run_states
@@ -114,57 +112,77 @@ SIZING_RATES = {"fast": ("for two-player decks the fast engine holds", 2_000_000
                 "other": ("for other decks", 100_000)}
 
 
-def sizing_rate(deck: AtlasDeck, players: int, params: dict) -> int:
-    if params["rate"]:
-        return params["rate"]
+@dataclass(frozen=True, kw_only=True)
+class AtlasTable(Table):
+    plain: str = key("", "plain-card counts of the family's decks, A:B (such as \"16:20\")")
+    split: str = key("equal", "equal: counts whose deck splits equally; near: every count, hands differing by at "
+                              "most one card")
+    census: bool = key(False, "also play every trick-boundary state of the small decks (cycle basins)")
+    census_max_states: int = key(100_000_000, "census the decks with at most this many states")
+    cpu_hours: float = key(1.0, "the CPU time the family may take, at `rate`", minimum=0.001, result=False)
+    rate: int = key(0, "deals per CPU-second to size the work with (0: SIZING_RATES by engine; measure yours with "
+                       "benchmarks/atlas_speed.py)", minimum=0, result=False)
+    # The sampling keys: at their defaults an atlas samples nothing and is identified as before them.
+    exact_max_deals: int = key(0, "play the decks of at most this many deals exactly and sample the larger ones "
+                                  "(0: every deck exactly)", minimum=0, stated_at_default=False)
+    samples: tuple[str, ...] = key(list(SAMPLES), "what a sampled deck plays: random balanced \"deals\", random "
+                                                  "\"states\" (two players), or both", stated_at_default=False)
+    sample_size: int = key(0, "games per sampled row (0: the CPU time the exact decks leave of cpu_hours, shared "
+                              "equally among the sampled rows)", minimum=0, stated_at_default=False)
+    sample_all: bool = key(False, "sample the decks played exactly too (to check sampled rows against exact ones)",
+                           stated_at_default=False)
+
+    def identity(self) -> dict:
+        """The keys that are part of what the run computes, and the budget where the samples are sized
+        from it."""
+        ident = super().identity()
+        if (self.exact_max_deals or self.sample_all) and not self.sample_size:
+            ident["cpu_hours"], ident["rate"] = self.cpu_hours, self.rate
+        return ident
+
+
+def sizing_rate(deck: AtlasDeck, players: int, table: AtlasTable) -> int:
+    if table.rate:
+        return table.rate
     parsed = parse_deck(deck.spec)
     engine = pick_engine(players, parsed.total, parsed.penalty_cards, parsed.max_value)
     return SIZING_RATES["fast" if engine == "fast" else "other"][1]
 
 
-def penalty_deck(config, where: str = "config") -> Deck:
-    deck = parse_deck(config.deck)
+def penalty_deck(search: Search, where: str = "config") -> Deck:
+    deck = parse_deck(search.deck)
     if deck.counts[0]:
         raise BmnError(f"{where}: the atlas's deck names its penalty cards only, and its plain-card counts come "
-                       f"from [atlas] plain; got {deck.counts[0]} plain cards in deck {config.deck!r}")
+                       f"from [atlas] plain; got {deck.counts[0]} plain cards in deck {search.deck!r}")
     return deck
 
 
-@lru_cache(maxsize=64)
-def _family(penalties: tuple[int, ...], players: int, first: int, last: int, split: str, census: bool,
-            census_max_states: int, exact_max_deals: int, sample_all: bool) -> tuple[AtlasDeck, ...]:
-    decks = []
+def family(search: Search, table: AtlasTable, where: str = "config") -> tuple[AtlasDeck, ...]:
+    """The decks of the run's family, by plain-card count."""
+    penalties = penalty_deck(search, where).counts
+    if table.split not in SPLITS:
+        raise BmnError(f"{where}: atlas.split must be one of {', '.join(SPLITS)}, got {table.split!r}")
+    if not table.plain:
+        raise BmnError(f"{where}: the atlas needs its plain-card counts: [atlas] plain = \"A:B\"")
+    first, last = parse_plain(table.plain, where)
+    if last + sum(penalties) > MAX_CARDS:
+        raise BmnError(f"{where}: atlas.plain goes up to {last} plain cards, which with the deck's {sum(penalties)} "
+                       f"penalty cards makes more than the {MAX_CARDS} cards a deck may hold")
+    players, decks = search.players, []
     for plain in range(first, last + 1):
         counts = (plain,) + penalties[1:]
         total = sum(counts)
-        if split == "equal" and total % players:
+        if table.split == "equal" and total % players:
             continue
-        deck = Deck(counts)
         deals = _multinomial(counts)
-        exact = not exact_max_deals or deals <= exact_max_deals
-        censused = exact and census and deals * len(splits_of(total, players)) <= census_max_states
-        decks.append(AtlasDeck(deck.spec(), plain, (total // players,) * players if split == "equal"
-                               else _near(total, players), censused, deals, exact, sample_all or not exact))
-    return tuple(decks)
-
-
-def family(config, params: dict, where: str = "config") -> tuple[AtlasDeck, ...]:
-    """The decks of the run's family, by plain-card count."""
-    deck = penalty_deck(config, where)
-    if params["split"] not in SPLITS:
-        raise BmnError(f"{where}: atlas.split must be one of {', '.join(SPLITS)}, got {params['split']!r}")
-    if not params["plain"]:
-        raise BmnError(f"{where}: the atlas needs its plain-card counts: [atlas] plain = \"A:B\"")
-    first, last = parse_plain(params["plain"], where)
-    if last + deck.total > MAX_CARDS:
-        raise BmnError(f"{where}: atlas.plain goes up to {last} plain cards, which with the deck's {deck.total} "
-                       f"penalty cards makes more than the {MAX_CARDS} cards a deck may hold")
-    decks = _family(deck.counts, int(config.players), first, last, params["split"], bool(params["census"]),
-                    int(params["census_max_states"]), int(params["exact_max_deals"]), bool(params["sample_all"]))
+        exact = not table.exact_max_deals or deals <= table.exact_max_deals
+        censused = exact and table.census and deals * len(splits_of(total, players)) <= table.census_max_states
+        decks.append(AtlasDeck(Deck(counts).spec(), plain, (total // players,) * players if table.split == "equal"
+                               else _near(total, players), censused, deals, exact, table.sample_all or not exact))
     if not decks:
-        raise BmnError(f"{where}: no deck of this family can be dealt in equal hands to {config.players} players "
-                       f"(plain = {params['plain']!r}); widen plain or use [atlas] split = \"near\"")
-    return decks
+        raise BmnError(f"{where}: no deck of this family can be dealt in equal hands to {players} players "
+                       f"(plain = {table.plain!r}); widen plain or use [atlas] split = \"near\"")
+    return tuple(decks)
 
 
 class Part(NamedTuple):
@@ -179,53 +197,41 @@ class Part(NamedTuple):
     row_shards: int  # the shards of the row it belongs to (an exact deck's: every split's)
 
 
-def sample_sizes(config, params: dict) -> dict[str, int]:
+def sample_sizes(search: Search, table: AtlasTable) -> dict[str, int]:
     """Games per sampled row, by deck spec: `sample_size`, or the budget the exact decks leave,
     shared equally among the sampled rows at each deck's sizing rate (0 where nothing is left)."""
-    decks = family(config, params)
+    decks = family(search, table)
     sampled = [d for d in decks if d.sampled]
     if not sampled:
         return {}
-    if params["sample_size"]:
-        return {d.spec: int(params["sample_size"]) for d in sampled}
-    left_s = params["cpu_hours"] * 3600 - sum(d.states(config.players) / sizing_rate(d, config.players, params)
-                                              for d in decks)
-    per_row_s = max(0.0, left_s) / (len(sampled) * len(params["samples"]))
-    return {d.spec: int(per_row_s * sizing_rate(d, config.players, params)) for d in sampled}
+    if table.sample_size:
+        return {d.spec: int(table.sample_size) for d in sampled}
+    left_s = table.cpu_hours * 3600 - sum(d.states(search.players) / sizing_rate(d, search.players, table)
+                                          for d in decks)
+    per_row_s = max(0.0, left_s) / (len(sampled) * len(table.samples))
+    return {d.spec: int(per_row_s * sizing_rate(d, search.players, table)) for d in sampled}
 
 
-def layout(config, params: dict) -> list[Part]:
-    """The plan's parts in shard order: each deck's exact splits, then its sampled rows (computed once
-    per search: the plan asks for them shard by shard)."""
-    key = (config.fingerprint(), json.dumps(params, sort_keys=True))
-    if key not in _LAYOUTS:
-        if len(_LAYOUTS) > 64:
-            _LAYOUTS.clear()
-        _LAYOUTS[key] = _layout(config, params)
-    return _LAYOUTS[key]
-
-
-_LAYOUTS: dict[tuple[str, str], list[Part]] = {}
-
-
-def _layout(config, params: dict) -> list[Part]:
+def layout(search: Search, table: AtlasTable) -> list[Part]:
+    """The plan's parts in shard order: each deck's exact splits, then its sampled rows (the plan computes
+    them once: AtlasPlan)."""
     parts = []
-    sizes = sample_sizes(config, params)
-    for deck in family(config, params):
-        splits = deck.splits(config.players)
-        per_split = shards_of(deck.deals, config.shard_size)
+    sizes = sample_sizes(search, table)
+    for deck in family(search, table):
+        splits = deck.splits(search.players)
+        per_split = shards_of(deck.deals, search.shard_size)
         parts += [Part(deck, split, "", deck.deals, per_split, per_split * len(splits)) for split in splits]
         if deck.sampled:
             games = sizes[deck.spec]
-            shards = shards_of(games, config.shard_size)
-            parts += [Part(deck, deck.split, sample, games, shards, shards) for sample in params["samples"]]
+            shards = shards_of(games, search.shard_size)
+            parts += [Part(deck, deck.split, sample, games, shards, shards) for sample in table.samples]
     return parts
 
 
-class AtlasShard(NamedTuple):
-    """What an atlas shard is: deals [lo, hi) of one split of one deck of the family, and where it
-    stands in the plan. Its fields are the shard's parameters (`params`, JSON in its summary); the
-    atlas table reads them back with `of`."""
+@dataclass(frozen=True, kw_only=True)
+class AtlasShard(ShardParams):
+    """What an atlas shard is: deals [lo, hi) of one split of one deck of the family, and where it stands in
+    the plan (the atlas table reads it back from each shard's summary)."""
 
     deck: str  # the deck's spec
     split: tuple[int, ...]
@@ -236,21 +242,11 @@ class AtlasShard(NamedTuple):
     deck_shards: int  # the shards of its row in the plan (an exact deck's: every split's): complete with all
     min_cards: int
     min_tricks: int
-    sample: str = ""  # "": played exactly, games [lo, hi) of the split; else "deals" or "states": games
-    # [lo, hi) of the random stream (seed, stream)
-    seed: int = 0
-    stream: int = 0
-
-    def params(self) -> dict:
-        values = {**self._asdict(), "split": list(self.split)}
-        if not self.sample:  # an exact shard's parameters as they were before sampled rows
-            for key in ("sample", "seed", "stream"):
-                del values[key]
-        return values
-
-    @classmethod
-    def of(cls, params: dict) -> "AtlasShard":
-        return cls(**{**params, "split": tuple(params["split"])})
+    # "": played exactly, games [lo, hi) of the split; else "deals" or "states": games [lo, hi) of the random
+    # stream (seed, stream). (An exact shard's parameters are as they were before sampled rows.)
+    sample: str = unsaid("")
+    seed: int = unsaid(0)
+    stream: int = unsaid(0)
 
 
 def run_atlas(deck: str, split, lo: int, hi: int, balanced: bool, basins: bool, *, min_cards: int,
@@ -276,127 +272,106 @@ class Atlas(Strategy):
     name = "atlas"
     own_table = "atlas"  # cluster/atlas.py builds it; `bmn atlas RUN` prints it
     summary = "each deck of a family (penalty cards, plain cards from A to B): every deal of the small decks, random deals and states of the large ones"
-    params = (
-        Param("plain", "", "plain-card counts of the family's decks, A:B (such as \"16:20\")", kind=str),
-        Param("split", "equal", "equal: counts whose deck splits equally; near: every count, hands differing by "
-                                "at most one card", kind=str),
-        Param("census", False, "also play every trick-boundary state of the small decks (cycle basins)", kind=bool),
-        Param("census_max_states", 100_000_000, "census the decks with at most this many states"),
-        Param("cpu_hours", 1.0, "the CPU time the family may take, at `rate`", kind=float, minimum=0.001,
-              result=False),
-        Param("rate", 0, "deals per CPU-second to size the work with (0: SIZING_RATES by engine; measure "
-                         "yours with benchmarks/atlas_speed.py)", minimum=0, result=False),
-        # The sampling keys: at their defaults an atlas samples nothing and is identified as before them.
-        Param("exact_max_deals", 0, "play the decks of at most this many deals exactly and sample the larger "
-                                    "ones (0: every deck exactly)", minimum=0, stated_at_default=False),
-        Param("samples", list(SAMPLES), "what a sampled deck plays: random balanced \"deals\", random "
-                                        "\"states\" (two players), or both", kind=list, stated_at_default=False),
-        Param("sample_size", 0, "games per sampled row (0: the CPU time the exact decks leave of cpu_hours, "
-                                "shared equally among the sampled rows)", minimum=0, stated_at_default=False),
-        Param("sample_all", False, "sample the decks played exactly too (to check sampled rows against exact "
-                                   "ones)", kind=bool, stated_at_default=False),
-    )
+    Table = AtlasTable
+    Params = AtlasShard
 
-    def identity(self, params: dict) -> dict:
-        """The parameters that are part of what the run computes, and the budget where the samples are
-        sized from it."""
-        ident = super().identity(params)
-        if (params["exact_max_deals"] or params["sample_all"]) and not params["sample_size"]:
-            ident["cpu_hours"], ident["rate"] = params["cpu_hours"], params["rate"]
-        return ident
-
-    def deal_space(self, config) -> DealSpace:
+    def deal_space(self, search, table):
         """The space of the family's first deck (what the actors are started with)."""
-        first = family(config, config.strategy_params())[0]
+        first = family(search, table)[0]
         return DealSpace(parse_deck(first.spec), first.split)
 
-    def describe(self, config, space, params):
-        decks = family(config, params)
-        text = (f"{config.deck} with {params['plain']} plain cards: {len(decks)} decks of {decks[0].cards}-"
-                f"{decks[-1].cards} cards, {config.players} players, {params['split']} hands")
+    def describe(self, search, space, table: AtlasTable):
+        decks = family(search, table)
+        text = (f"{search.deck} with {table.plain} plain cards: {len(decks)} decks of {decks[0].cards}-"
+                f"{decks[-1].cards} cards, {search.players} players, {table.split} hands")
         sampled = [d for d in decks if d.sampled]
         if sampled:
-            sizes = sample_sizes(config, params)
+            sizes = sample_sizes(search, table)
             exact = sum(d.exact for d in decks)
-            text += (f"; {exact} exact, {len(sampled)} sampled ({' and '.join(params['samples'])}, "
+            text += (f"; {exact} exact, {len(sampled)} sampled ({' and '.join(table.samples)}, "
                      f"{min(sizes.values()):,}-{max(sizes.values()):,} games a row)")
         return text
 
-    def check(self, config, space, params, where):
-        if config.split is not None:
+    def check(self, search, space, table: AtlasTable, where):
+        if search.split is not None:
             raise BmnError(f"{where}: the atlas deals each deck in equal hands (or near-equal: [atlas] split = "
                            f"\"near\"); leave split out")
-        samples = params["samples"]
+        samples, players = table.samples, search.players
         if not samples or len(set(samples)) < len(samples) or set(samples) - set(SAMPLES):
-            raise BmnError(f"{where}: atlas.samples must list \"deals\", \"states\" or both, got {samples!r}")
-        decks = family(config, params, where)
+            raise BmnError(f"{where}: atlas.samples must list \"deals\", \"states\" or both, got {list(samples)!r}")
+        decks = family(search, table, where)
         for deck in decks:
             check_deck(parse_deck(deck.spec))
-            if deck.cards < config.players:
+            if deck.cards < players:
                 raise BmnError(f"{where}: deck {deck.spec} has fewer cards than players")
             if deck.exact and deck.deals - 1 > MAX_STORED_RANK:
                 raise BmnError(f"{where}: deck {deck.spec} has more deals than the games table can number; "
                                f"sample it (atlas.exact_max_deals)")
         sampled = [d for d in decks if d.sampled]
-        if sampled and "states" in samples and config.players != 2:
-            raise BmnError(f"{where}: random states are two-player states; sample {config.players}-player decks "
+        if sampled and "states" in samples and players != 2:
+            raise BmnError(f"{where}: random states are two-player states; sample {players}-player decks "
                            f"with atlas.samples = [\"deals\"]")
-        games = sum(d.states(config.players) for d in decks)
-        hours = sum(d.states(config.players) / sizing_rate(d, config.players, params) for d in decks) / 3600
-        rate = (f"rate = {params['rate']:,} deals/s" if params["rate"] else
+        games = sum(d.states(players) for d in decks)
+        hours = sum(d.states(players) / sizing_rate(d, players, table) for d in decks) / 3600
+        rate = (f"rate = {table.rate:,} deals/s" if table.rate else
                 "the sizing rates (" + ", ".join(f"{r:,} deals/s {what}" for what, r in SIZING_RATES.values()) + ")")
-        if hours > params["cpu_hours"]:
-            largest = max(decks, key=lambda d: d.states(config.players))
+        if hours > table.cpu_hours:
+            largest = max(decks, key=lambda d: d.states(players))
             raise BmnError(
                 f"{where}: this family plays {games:,} games, about {hours:,.2f} CPU-hours at {rate}, more than "
-                f"cpu_hours = {params['cpu_hours']:g}; its largest deck, {largest.spec} ({largest.cards} cards), "
-                f"alone plays {largest.states(config.players):,}: narrow plain, census fewer decks, sample the "
+                f"cpu_hours = {table.cpu_hours:g}; its largest deck, {largest.spec} ({largest.cards} cards), "
+                f"alone plays {largest.states(players):,}: narrow plain, census fewer decks, sample the "
                 f"large ones (atlas.exact_max_deals) or raise cpu_hours")
         if not sampled:
             return
-        sizes = sample_sizes(config, params)
+        sizes = sample_sizes(search, table)
         rows = len(sampled) * len(samples)
-        if params["sample_size"]:
-            hours += sum(sizes[d.spec] * len(samples) / sizing_rate(d, config.players, params) for d in sampled) / 3600
-            if hours > params["cpu_hours"]:
+        if table.sample_size:
+            hours += sum(sizes[d.spec] * len(samples) / sizing_rate(d, players, table) for d in sampled) / 3600
+            if hours > table.cpu_hours:
                 raise BmnError(
-                    f"{where}: this family's exact decks and {rows} sampled rows of {params['sample_size']:,} games "
-                    f"take about {hours:,.2f} CPU-hours at {rate}, more than cpu_hours = {params['cpu_hours']:g}: "
+                    f"{where}: this family's exact decks and {rows} sampled rows of {table.sample_size:,} games "
+                    f"take about {hours:,.2f} CPU-hours at {rate}, more than cpu_hours = {table.cpu_hours:g}: "
                     f"lower sample_size (or 0, to size the samples from the budget) or raise cpu_hours")
         elif min(sizes.values()) < MIN_SAMPLE:
             raise BmnError(
                 f"{where}: this family is too large for its budget: its exact decks take about {hours:,.2f} of "
-                f"cpu_hours = {params['cpu_hours']:g} CPU-hours at {rate}, which leaves its {rows} sampled rows "
+                f"cpu_hours = {table.cpu_hours:g} CPU-hours at {rate}, which leaves its {rows} sampled rows "
                 f"fewer than {MIN_SAMPLE:,} games each; raise cpu_hours, lower exact_max_deals or narrow plain")
 
-    def shard_count(self, config, space, params):
-        return sum(part.shards for part in layout(config, params))
+    def plan(self, search, space, table: AtlasTable):
+        parts = layout(search, table)  # (once per plan: the shards are made one by one from it)
 
-    def shard(self, config, space, params, k):
-        j = k  # shard k is shard j of its part
-        for part in layout(config, params):
-            if j < part.shards:
-                lo = j * config.shard_size
-                deck, hi = part.deck, min(part.games, lo + config.shard_size)
-                if not part.sample:
-                    shard = AtlasShard(deck.spec, part.split, lo, hi, part.split == deck.split, deck.census,
-                                       part.row_shards, **bounds(config))
-                else:
-                    shard = AtlasShard(deck.spec, part.split, lo, hi, True, not deck.census, part.row_shards,
-                                       **bounds(config), sample=part.sample, seed=config.seed,
-                                       stream=deck.stream(part.sample))
-                return Shard(k, self.name, shard.params())
-            j -= part.shards
-        raise IndexError(k)
+        def shard(k: int) -> Shard:
+            j = k  # shard k is shard j of its part
+            for part in parts:
+                if j < part.shards:
+                    lo = j * search.shard_size
+                    deck, hi = part.deck, min(part.games, lo + search.shard_size)
+                    if not part.sample:
+                        params = AtlasShard(deck=deck.spec, split=part.split, lo=lo, hi=hi,
+                                            balanced=part.split == deck.split, basins=deck.census,
+                                            deck_shards=part.row_shards, **bounds(search))
+                    else:
+                        params = AtlasShard(deck=deck.spec, split=part.split, lo=lo, hi=hi, balanced=True,
+                                            basins=not deck.census, deck_shards=part.row_shards, **bounds(search),
+                                            sample=part.sample, seed=search.seed, stream=deck.stream(part.sample))
+                    return Shard(k, self.name, params)
+                j -= part.shards
+            raise IndexError(k)
+        return ShardPlan(sum(part.shards for part in parts), shard)
 
-    describes = frozenset({"deck_shards"})
-    wrapper = staticmethod(run_atlas)
+    def run(self, space, params: AtlasShard, deals=(), device="cpu"):
+        """(`deck_shards` says where the shard stands in the plan: the atlas table's, not the kernels')"""
+        return run_atlas(params.deck, params.split, params.lo, params.hi, params.balanced, params.basins,
+                         min_cards=params.min_cards, min_tricks=params.min_tricks, sample=params.sample,
+                         seed=params.seed, stream=params.stream)
 
-    def warm_up(self, space):
+    def warm_up(self, space, device="cpu"):
         run_atlas("0:2,1:1,2:1", (2, 2), 0, 12, True, True, min_cards=0)
 
 
 STRATEGY = Atlas()
 
-__all__ = ["Atlas", "AtlasDeck", "AtlasShard", "Part", "SAMPLES", "STRATEGY", "family", "layout", "parse_plain",
-           "run_atlas", "sample_sizes"]
+__all__ = ["Atlas", "AtlasDeck", "AtlasShard", "AtlasTable", "Part", "SAMPLES", "STRATEGY", "family", "layout",
+           "parse_plain", "run_atlas", "sample_sizes"]

@@ -1,35 +1,35 @@
-"""What a search strategy declares, in one place, so the cluster never needs to know its name.
+"""What a strategy declares, in one place, so the cluster never needs to know its name.
 
-A strategy is one module of this package holding its kernels (or calling shared ones), its
-public wrapper, and one `Strategy` object that says:
-    params        the keys of its own config table (`[climb] pool = ...`), with defaults and bounds
+A strategy is one module of this package holding its kernels (or calling shared ones) and one
+`Strategy` object. Three typed values go through it, each a frozen dataclass of plain values:
+
+    Search       the search's own values (deck, split, players, seed, deals, ranges, input deals):
+                 what every strategy plans from; the cluster makes one from its config, a notebook
+                 writes one by hand
+    Table        the strategy's config table (`[climb] pool = ...`), each key a field declared with
+                 `key()` (its default, bounds and doc: a `Param`), checked when the config is read
+    ShardParams  what one shard computes: the strategy's `Params` (its fields usually the stream's or
+                 range's and the table's); its JSON form is the shard's `params` in the run
+                 (kernels/strategies/codec.py)
+
+and a strategy says:
+    plan          the search cut into shards: a `ShardPlan` (how many, and shard k made on demand)
+    run           what a worker does with one shard: its kernels called with the shard's parameters,
+                  named one by one; the dispatch adds the deal space, the input deals and the device
     keys          which of the search's top-level keys it reads (deals, seed, range, deals_file, deal)
     backward      whether it uses backward play (two players with equal hands)
-    shard_count   how many shards a search is cut into (a pure function of the config)
-    deal_space    the run's deck and split (by default the config's; the atlas's decks are its own)
-    shard         what shard k computes: a `Shard`, its JSON-able parameters (plus input deals)
-    wrapper       its public wrapper `run_<name>`, which a shard's parameters are bound to: its
-                  arguments `space` and `deals` are the shard's deal space and input deals, the
-                  others are the shard's parameters by name
-    describes     shard parameters that say where the shard stands in the plan (for the strategy's own
-                  table) and that its wrapper does not take
-    run           what a worker does with one shard: returns a ShardResult (by default the wrapper
-                  called with the bound parameters, and `device` where the strategy has GPU kernels)
-    gpu           whether its shards can run on a GPU (its wrapper takes `device="gpu"` and gives the
-                  CPU's result); the cluster gives such strategies GPU actors (`device`)
+    deal_space    the run's deck and split (by default the search's; the atlas's decks are its own)
+    gpu           whether its shards can run on a GPU (run with device="gpu" gives the CPU's result)
     warm_up       a tiny run that compiles (or loads from Numba's disk cache) every kernel it uses (with
-                  `device="gpu"`, the GPU's too, for strategies with GPU kernels)
-
-`config` below is any object with the search's keys as attributes (the cluster passes its
-SearchConfig); `params` is the strategy's table with every default filled in.
+                  device="gpu", the GPU's too, for strategies with GPU kernels)
 """
 
 from __future__ import annotations
 
-import inspect
 import math
-from dataclasses import dataclass
-from typing import Any, Callable
+import typing
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from typing import Any, Callable, NamedTuple
 
 from ..dealspace import DealSpace
 from ..decks import parse_deck
@@ -106,121 +106,271 @@ class Param:
         return "a number" if self.kind is float else "a whole number"
 
 
+class Search(NamedTuple):
+    """The search's own values that strategies plan from (the cluster makes one from its SearchConfig:
+    `SearchConfig.search()`); plain values, so a notebook plans and plays any strategy's shards from
+    `kernels` alone."""
+
+    deck: str = "standard"
+    players: int = 2
+    split: tuple[int, ...] | None = None  # None: equal hands (or the strategy's own)
+    seed: int = 1
+    deals: int = 1_000_000  # deals (or states) to play in all, for the strategies that read it
+    shard_size: int = 100_000
+    min_cards: int = 1000
+    min_tricks: int = 0
+    range: str | None = None  # exhaustive: "LO:HI"
+    deal: str | None = None  # ancestors: HAND/HAND
+    input_deals: tuple[str, ...] = ()  # deals, extend: the deals file's deals
+    input_count: int | None = None  # how many (None: len(input_deals); a run's config read back for its plan
+    # alone, whose deals are not read, says it)
+
+    def inputs(self) -> int:
+        return len(self.input_deals) if self.input_count is None else self.input_count
+
+
+PARAM = "bmn.param"  # where a table's field keeps what `key()` declared
+
+
+def key(default: Any, doc: str, **how) -> Any:
+    """A config key of a strategy's table, as a field of its typed `Table`: its default and doc, and how it
+    is checked (Param's minimum, maximum, kind, optional, item, from_text, result, stated_at_default). A
+    list's default is given as a tuple (a frozen value)."""
+    if isinstance(default, list):
+        default = tuple(default)
+    return field(default=default, metadata={PARAM: {"doc": doc, **how}})
+
+
+UNSAID = "bmn.unsaid"  # a shard parameter left out of its JSON form at its default
+
+
+def unsaid(default: Any) -> Any:
+    """A shard parameter added after runs were made without it, whose default computes what they did: at
+    its default it is left out of the shard's JSON form (so those runs' shards keep their parameters)."""
+    return field(default=default, metadata={UNSAID: True})
+
+
+def _frozen(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _plain(value: Any) -> Any:
+    """A field's JSON form: nested typed values as objects, tuples as lists."""
+    if is_dataclass(value):
+        return value.to_json()
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class Table:
+    """A strategy's config table as one typed value; its fields declared with `key()` are the keys."""
+
+    @classmethod
+    def params(cls) -> tuple[Param, ...]:
+        """Its keys as `Param`s: how each is checked and documented (docs/strategies.md)."""
+        out = []
+        for f in fields(cls):
+            if PARAM in f.metadata:
+                how = dict(f.metadata[PARAM])
+                default = list(f.default) if isinstance(f.default, tuple) else f.default
+                if "kind" not in how and isinstance(default, (bool, float, str, list)):
+                    how["kind"] = type(default)
+                out.append(Param(f.name, default, how.pop("doc"), **how))
+        return tuple(out)
+
+    @classmethod
+    def of(cls, values: dict | None, name: str, where: str = "config") -> "Table":
+        """The table `[name]` of a config, checked (unknown keys, kinds and bounds: one sentence each),
+        every default filled in."""
+        values = dict(values or {})
+        known = {p.name: p for p in cls.params()}
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            if not known:
+                raise BmnError(f"{where}: the {name} strategy takes no [{name}] table")
+            raise BmnError(f"{where}: unknown key {unknown[0]!r} in [{name}]; known keys are {', '.join(known)}")
+        return cls(**{k: _frozen(known[k].coerce(v, where, name)) for k, v in values.items()})
+
+    def values(self) -> dict:
+        """Its keys' values by name, as they are (to build a shard's Params from)."""
+        return {p.name: getattr(self, p.name) for p in self.params()}
+
+    def keys(self) -> dict:
+        """Its keys' values by name, as JSON writes them (lists as lists)."""
+        return {p.name: _plain(getattr(self, p.name)) for p in self.params()}
+
+    def stated(self) -> dict:
+        """Its keys' values without those at a default that is left unsaid (Param.stated_at_default)."""
+        return {p.name: _plain(getattr(self, p.name)) for p in self.params()
+                if p.stated_at_default or _plain(getattr(self, p.name)) != p.default}
+
+    def identity(self) -> dict:
+        """The keys that are part of what a run computes (those whose Param has `result`), as stated."""
+        sizing = {p.name for p in self.params() if not p.result}
+        return {k: v for k, v in self.stated().items() if k not in sizing}
+
+    def to_json(self) -> dict:
+        """As a shard's parameter (the cycle factory's): every key."""
+        return self.keys()
+
+    @classmethod
+    def from_json(cls, values: dict) -> "Table":
+        if not isinstance(values, dict):
+            raise ValueError("a table is a JSON object")
+        return cls(**{k: _frozen(v) for k, v in values.items()})
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoTable(Table):
+    """The table of a strategy that has none."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShardParams:
+    """What one shard computes, as one typed value (each strategy's `Params`). Its JSON form (`to_json`,
+    written by kernels/strategies/codec.py) is the shard's `params` in its summary and in the shards table:
+    the fields by name, a nested value as an object, a tuple as a list, and a table key at a default that
+    is left unsaid (Param.stated_at_default) left out, so the shards of runs made before that key was
+    added keep their parameters."""
+
+    def to_json(self) -> dict:
+        unsaid = {f.name: f.default for f in fields(self) if f.metadata.get(UNSAID) or
+                  (PARAM in f.metadata and f.metadata[PARAM].get("stated_at_default") is False)}
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)
+                if f.name not in unsaid or getattr(self, f.name) != unsaid[f.name]}
+
+    @classmethod
+    def from_json(cls, values: dict) -> "ShardParams":
+        """The value of a JSON form (to_json's, of this bmn or an earlier one): a key missing that has no
+        default, or one it does not know, is a ValueError."""
+        if not isinstance(values, dict):
+            raise ValueError("shard parameters are a JSON object")
+        hints = typing.get_type_hints(cls)
+        known = {f.name: f for f in fields(cls)}
+        if set(values) - set(known):
+            raise ValueError(f"unknown shard parameters {sorted(set(values) - set(known))}")
+        out = {}
+        for name, value in values.items():
+            kind = hints[name]
+            if isinstance(kind, type) and hasattr(kind, "from_json"):  # a nested typed value
+                value = kind.from_json(value)
+            elif isinstance(value, list):
+                value = tuple(value)
+            out[name] = value
+        missing = [f.name for f in known.values() if f.name not in out and f.default is MISSING]
+        if missing:
+            raise ValueError(f"shard parameters missing: {missing}")
+        return cls(**out)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StreamShard(ShardParams):
+    """Shard `shard` of a search over the random stream: deals 0..count-1 of the stream (seed, shard), the
+    finite games of at least `min_cards` cards (or `min_tricks` tricks) kept."""
+
+    seed: int
+    shard: int
+    count: int
+    min_cards: int
+    min_tricks: int
+
+
 @dataclass(frozen=True)
 class Shard:
-    """Shard `id` of a search: what it computes, made by its strategy (`Strategy.shard`), listed by the
-    cluster's plan (cluster/plan.py) and sent as it is to the worker that runs it (`Strategy.run`)."""
+    """Shard `id` of a search: what it computes, made by its strategy's plan and sent as it is to the
+    worker that runs it (`Strategy.run`)."""
 
     id: int
     strategy: str
-    params: dict  # JSON-able: the wrapper's arguments by name (kept in the shard's summary as they are)
+    params: ShardParams  # its strategy's Params
     deals: tuple[str, ...] = ()  # input deals, for strategies that take a deals file
 
 
-# The wrapper's arguments the dispatch fills itself: the shard's deal space, its input deals, and
-# (strategies with GPU kernels) the device it runs on, which is never part of what a shard computes.
-SUPPLIED = ("space", "deals", "device")
+class ShardPlan:
+    """A search cut into shards: how many, and shard k made on demand (a plan over the 6.5e20 deals of the
+    standard deck is never listed)."""
+
+    def __init__(self, count: int, make: Callable[[int], Shard]):
+        self.count = count
+        self._make = make
+
+    def shard(self, k: int) -> Shard:
+        if not 0 <= k < self.count:
+            raise IndexError(k)
+        return self._make(k)
 
 
 class Strategy:
     name: str = ""
     summary: str = ""  # one line: what a shard does
-    params: tuple[Param, ...] = ()
+    Table: type[Table] = NoTable  # its config table's typed value
+    Params: type[ShardParams] = ShardParams  # what one of its shards computes
     keys: frozenset[str] = frozenset()  # of OPTIONAL_KEYS
     backward: bool = False  # uses backward play: two players with equal hands
     takes_deals_file: bool = False  # reads deals_file into the run (kept in the run as inputs.txt)
     needs_deal: bool = False  # reads `deal`
     own_table: str | None = None  # a summary table of its own (its name, and the bmn command that prints it)
-    gpu: bool = False  # its wrapper takes device="gpu" (kernels/sweep/gpu.py)
+    gpu: bool = False  # run() takes device="gpu" (kernels/sweep/gpu.py) and gives the CPU's result
     unit: str = "deals"  # what its shards play, and their `deals` column counts: "deals", or "states"
     finite_games: bool = True  # it tallies finite games (and so has a longest game to show)
-    # Shard parameters that say where a shard stands in the plan, for the strategy's own table, and
-    # that its wrapper does not compute with: kept in the shard (and its summary), never bound.
-    describes: frozenset[str] = frozenset()
-    wrapper: Callable[..., ShardResult]  # run_<name> (set it with staticmethod)
 
-    def identity(self, params: dict) -> dict:
-        """The parameters that are part of what a run computes (those whose Param has `result`)."""
-        sizing = {p.name for p in self.params if not p.result}
-        return {k: v for k, v in self.stated(params).items() if k not in sizing}
+    @property
+    def params(self) -> tuple[Param, ...]:
+        """Its table's keys (docs/strategies.md lists them)."""
+        return self.Table.params()
 
-    def stated(self, params: dict) -> dict:
-        """The parameters without those at a default that is left unsaid (Param.stated_at_default)."""
-        unsaid = {p.name: p.default for p in self.params if not p.stated_at_default}
-        return {k: v for k, v in params.items() if k not in unsaid or v != unsaid[k]}
+    def table(self, values: dict | None, where: str = "config") -> Table:
+        """Its table from a config's values, checked, every default filled in."""
+        return self.Table.of(values, self.name, where)
 
-    def defaults(self) -> dict:
-        return {p.name: p.default for p in self.params}
+    def identity(self, table: Table) -> dict:
+        """What of its table is part of what a run computes."""
+        return table.identity()
 
-    def table(self, values: dict | None, where: str = "config") -> dict:
-        """The strategy's table, checked, with every default filled in."""
-        values = dict(values or {})
-        known = {p.name: p for p in self.params}
-        unknown = sorted(set(values) - set(known))
-        if unknown:
-            if not known:
-                raise BmnError(f"{where}: the {self.name} strategy takes no [{self.name}] table")
-            raise BmnError(f"{where}: unknown key {unknown[0]!r} in [{self.name}]; known keys are {', '.join(known)}")
-        return {**self.defaults(), **{k: known[k].coerce(v, where, self.name) for k, v in values.items()}}
+    def deal_space(self, search: Search, table: Table) -> DealSpace:
+        """The run's deal space (the deck and split its actors are started with): the search's deck, split
+        and players; a strategy whose shards name decks of their own may say otherwise."""
+        return DealSpace.of(parse_deck(search.deck), search.split, search.players)
 
-    def deal_space(self, config) -> DealSpace:
-        """The run's deal space (the deck and split its actors are started with): the config's deck,
-        split and players; a strategy whose shards name decks of their own may say otherwise."""
-        return DealSpace.of(parse_deck(config.deck), config.split, config.players)
-
-    def describe(self, config, space: DealSpace, params: dict) -> str:
+    def describe(self, search: Search, space: DealSpace, table: Table) -> str:
         """What the run searches, in a few words (`bmn status`): its deck and split by default."""
-        return f"{config.deck} {'/'.join(map(str, space.split))}"
+        return f"{search.deck} {'/'.join(map(str, space.split))}"
 
-    def check(self, config, space: DealSpace, params: dict, where: str) -> None:
+    def check(self, search: Search, space: DealSpace, table: Table, where: str) -> None:
         """Checks of the strategy's own, beyond the generic ones (raise BmnError with a sentence)."""
 
-    def shard_count(self, config, space: DealSpace, params: dict) -> int:
+    def plan(self, search: Search, space: DealSpace, table: Table) -> ShardPlan:
         raise NotImplementedError
 
-    def shard(self, config, space: DealSpace, params: dict, k: int) -> Shard:
+    def run(self, space: DealSpace, params: ShardParams, deals: tuple[str, ...] = (), device: str = "cpu") -> ShardResult:
+        """One shard: its kernels called with `params` (the strategy's Params), named one by one; `deals`
+        the shard's input deals, `device` where it plays ("cpu", or "gpu" for a strategy with GPU kernels)."""
         raise NotImplementedError
 
-    def bind(self, params: dict) -> dict:
-        """A shard's parameters (less those it `describes`) bound to the wrapper's signature, or a
-        BmnError naming the strategy and the parameter that does not fit (one it does not take, or one
-        it needs and lacks)."""
-        signature = inspect.signature(self.wrapper)
-        own = [p for name, p in signature.parameters.items() if name not in SUPPLIED]
-        computed = {k: v for k, v in params.items() if k not in self.describes}
-        try:
-            return signature.replace(parameters=own).bind(**computed).arguments
-        except TypeError as error:
-            raise BmnError(f"the {self.name} strategy's shard parameters do not fit {self.wrapper.__name__}: "
-                           f"{error}") from None
-
-    def run(self, space: DealSpace, params: dict, deals: tuple[str, ...], device: str = "cpu") -> ShardResult:
-        """(`device` reaches only the strategies with GPU kernels: run_shard says so to the others.)"""
-        supplied = {"space": space, "deals": list(deals), "device": device}
-        given = {name: supplied[name] for name in inspect.signature(self.wrapper).parameters if name in supplied}
-        return self.wrapper(**given, **params)
-
-    def warm_up(self, space: DealSpace) -> None:
+    def warm_up(self, space: DealSpace, device: str = "cpu") -> None:
         raise NotImplementedError
 
 
 class StreamShards(Strategy):
     """Strategies over the random stream: shard k = `shard_size` deals (the last shard fewer) of the
-    stream (seed, k), with the strategy's own parameters."""
+    stream (seed, k), with the strategy's own table."""
 
     keys = frozenset({"deals", "seed"})
+    Params = StreamShard
 
-    def shard_count(self, config, space, params):
-        return shards_of(config.deals, config.shard_size)
+    def plan(self, search, space, table):
+        def shard(k: int) -> Shard:
+            count = min(search.shard_size, search.deals - k * search.shard_size)
+            return Shard(k, self.name, self.Params(seed=search.seed, shard=k, count=count, **bounds(search),
+                                                   **table.values()))
+        return ShardPlan(shards_of(search.deals, search.shard_size), shard)
 
-    def shard(self, config, space, params, k):
-        count = min(config.shard_size, config.deals - k * config.shard_size)
-        return Shard(k, self.name, {"seed": config.seed, "shard": k, "count": count, **bounds(config), **params})
 
-
-def bounds(config) -> dict:
+def bounds(search: Search) -> dict:
     """The candidate thresholds every shard carries."""
-    return {"min_cards": config.min_cards, "min_tricks": config.min_tricks}
+    return {"min_cards": search.min_cards, "min_tricks": search.min_tricks}
 
 
 def shards_of(total: int, size: int) -> int:

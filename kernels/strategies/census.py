@@ -24,6 +24,7 @@ censused whole. A census is for small decks: a deck with more than MAX_STATES st
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import combinations
 
 from ..cyclestate import cycle_state
@@ -31,7 +32,7 @@ from ..dealspace import DealSpace, _multinomial
 from ..decks import parse_deck, parse_split
 from ..errors import BmnError
 from ..notation import parse_deal
-from .base import Param, Shard, Strategy, shards_of
+from .base import Search, Shard, ShardParams, ShardPlan, Strategy, Table, key, shards_of
 from ..sweep import NO_FINITE, run_exhaustive
 from ..tally import Candidate, CycleRow, ShardResult
 
@@ -45,24 +46,40 @@ def splits_of(total: int, players: int) -> list[tuple[int, ...]]:
             for cuts in combinations(range(1, total), players - 1)]
 
 
-def census_decks(config, params: dict) -> list[str]:
+@dataclass(frozen=True, kw_only=True)
+class CensusTable(Table):
+    decks: tuple[str, ...] = key([], "more compositions censused in the same run (deck specs)", kind=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CensusShard(ShardParams):
+    """States [lo, hi) of one split of a deck (`balanced`: the deck's own split, whose deals are kept)."""
+
+    deck: str
+    split: tuple[int, ...]
+    lo: int
+    hi: int
+    balanced: bool
+
+
+def census_decks(search: Search, table: CensusTable) -> list[str]:
     """The run's compositions: its deck, then the table's, each once (canonical specs)."""
     specs = []
-    for text in [config.deck, *params.get("decks", ())]:
+    for text in [search.deck, *table.decks]:
         spec = parse_deck(text).spec()
         if spec not in specs:
             specs.append(spec)
     return specs
 
 
-def census_layout(config, params: dict) -> list[tuple[str, tuple[int, ...], int, int]]:
+def census_layout(search: Search, table: CensusTable) -> list[tuple[str, tuple[int, ...], int, int]]:
     """(deck, split, states, shards) for each split of each composition, in shard order."""
     layout = []
-    for spec in census_decks(config, params):
+    for spec in census_decks(search, table):
         deck = parse_deck(spec)
         states = _multinomial(deck.counts)
-        for split in splits_of(deck.total, config.players):
-            layout.append((spec, split, states, shards_of(states, config.shard_size)))
+        for split in splits_of(deck.total, search.players):
+            layout.append((spec, split, states, shards_of(states, search.shard_size)))
     return layout
 
 
@@ -106,45 +123,46 @@ class Census(Strategy):
     name = "census"
     summary = "every trick-boundary state of small decks: every cycle with its basin and balanced deals"
     unit = "states"  # (its finite games are tallied for the balanced split only)
-    params = (
-        Param("decks", [], "more compositions censused in the same run (deck specs)", kind=list),
-    )
+    Table = CensusTable
+    Params = CensusShard
 
-    def check(self, config, space, params, where):
-        if config.split is not None:
+    def check(self, search, space, table: CensusTable, where):
+        if search.split is not None:
             raise BmnError(f"{where}: a census plays every split; leave split out (balanced deals use the "
                            f"deck's equal split)")
-        for text in params["decks"]:
+        for text in table.decks:
             try:
-                DealSpace.of(parse_deck(text), None, config.players)
+                DealSpace.of(parse_deck(text), None, search.players)
             except BmnError as error:
                 raise BmnError(f"{where}: census.decks: {text!r}: {error}") from None
-        total = sum(states * len(splits_of(parse_deck(spec).total, config.players))
-                    for spec, states in ((s, _multinomial(parse_deck(s).counts)) for s in census_decks(config, params)))
+        total = sum(states * len(splits_of(parse_deck(spec).total, search.players))
+                    for spec, states in ((s, _multinomial(parse_deck(s).counts)) for s in census_decks(search, table)))
         if total > MAX_STATES:
             raise BmnError(f"{where}: a census of this deck plays {total:.3g} states, more than {MAX_STATES:.0e}; "
                            f"a census is for small decks (use the cycles strategy for large ones)")
-        for spec in census_decks(config, params):
-            if parse_deck(spec).total < config.players:
+        for spec in census_decks(search, table):
+            if parse_deck(spec).total < search.players:
                 raise BmnError(f"{where}: census.decks: {spec} has fewer cards than players")
 
-    def shard_count(self, config, space, params):
-        return sum(shards for *_, shards in census_layout(config, params))
+    def plan(self, search, space, table: CensusTable):
+        layout = census_layout(search, table)
 
-    def shard(self, config, space, params, k):
-        j = k  # shard k is shard j of its deck and split
-        for spec, split, states, shards in census_layout(config, params):
-            if j < shards:
-                lo = j * config.shard_size
-                balanced = tuple(split) == parse_split(None, parse_deck(spec), config.players)
-                return Shard(k, self.name, {"deck": spec, "split": list(split), "lo": lo,
-                                            "hi": min(states, lo + config.shard_size), "balanced": balanced})
-            j -= shards
-        raise IndexError(k)
+        def shard(k: int) -> Shard:
+            j = k  # shard k is shard j of its deck and split
+            for spec, split, states, shards in layout:
+                if j < shards:
+                    lo = j * search.shard_size
+                    balanced = tuple(split) == parse_split(None, parse_deck(spec), search.players)
+                    return Shard(k, self.name, CensusShard(deck=spec, split=tuple(split), lo=lo,
+                                                           hi=min(states, lo + search.shard_size), balanced=balanced))
+                j -= shards
+            raise IndexError(k)
+        return ShardPlan(sum(shards for *_, shards in layout), shard)
 
-    wrapper = staticmethod(run_census)
+    def run(self, space, params: CensusShard, deals=(), device="cpu"):
+        return run_census(params.deck, params.split, params.lo, params.hi, params.balanced)
 
-    def warm_up(self, space):
+    def warm_up(self, space, device="cpu"):
         run_census("0:2,1:1,2:1", (2, 2), 0, 12, True)
 
 

@@ -28,24 +28,32 @@ balanced deals). `benchmarks/climb_vs_random.py` compares it with `random` at eq
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..backward import extend
 from ..dealspace import DealSpace
 from ..errors import BmnError
 from ..notation import parse_deal
-from .base import Param, StreamShards
+from .base import StreamShard, StreamShards, Table, key
 from .rounds import Rounds
 from ..tally import ShardResult
 
-PARAMS = (
-    Param("pool", 200_000, "deals per round"),
-    Param("top", 4, "games climbed per round", minimum=0),
-    Param("max_states", 50_000, "backward-play budget per climb"),
-    Param("ratio", 0.75, "climb only games at least this fraction of the shard's best", minimum=0, maximum=1,
-          kind=float),
-)
-CLIMB_DEFAULTS = {p.name: p.default for p in PARAMS}
+@dataclass(frozen=True, kw_only=True)
+class ClimbTable(Table):
+    pool: int = key(200_000, "deals per round")
+    top: int = key(4, "games climbed per round", minimum=0)
+    max_states: int = key(50_000, "backward-play budget per climb")
+    ratio: float = key(0.75, "climb only games at least this fraction of the shard's best", minimum=0, maximum=1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClimbShard(StreamShard, ClimbTable):
+    """Deals of the stream (seed, shard) in rounds of `pool`, the `top` longest of each climbed."""
+
+
+CLIMB_DEFAULTS = ClimbTable().values()
 
 
 def run_climb(space: DealSpace, seed: int, shard: int, count: int, *, min_cards: int, min_tricks: int = 0,
@@ -96,12 +104,16 @@ def _threshold(histogram: np.ndarray, k: int) -> int:
 class Climb(StreamShards):
     name = "climb"
     summary = "rounds of random deals; the longest climbed by backward play to the longest deal merging into them"
-    params = PARAMS
+    Table = ClimbTable
+    Params = ClimbShard
     backward = True
 
-    wrapper = staticmethod(run_climb)
+    def run(self, space, params: ClimbShard, deals=(), device="cpu"):
+        return run_climb(space, params.seed, params.shard, params.count, min_cards=params.min_cards,
+                         min_tricks=params.min_tricks, pool=params.pool, top=params.top, max_states=params.max_states,
+                         ratio=params.ratio)
 
-    def warm_up(self, space):
+    def warm_up(self, space, device="cpu"):
         run_climb(space, 0, 0, 64, pool=64, top=1, max_states=64, min_cards=0)
 
 

@@ -11,7 +11,9 @@ import numpy as np
 from ..game import GameResult
 from ..notation import format_deal, parse_deal
 from ..play import as_sequence, play_batch
-from .base import Shard, Strategy, bounds, shards_of
+from dataclasses import dataclass
+
+from .base import Search, Shard, ShardParams, ShardPlan, Strategy, bounds, shards_of
 from ..tally import ShardResult, tally_games
 
 CASELLA = "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA"  # a cycle, for warming up
@@ -37,10 +39,28 @@ def run_deals(deals: list[str], *, index_base: int = 0, min_cards: int = 0, min_
     return tally_games(results, [format_deal(d) for d in parsed], indexes, min_cards, min_tricks, players)
 
 
-def input_chunk(config, k: int) -> tuple[int, tuple[str, ...]]:
+@dataclass(frozen=True, kw_only=True)
+class DealsShard(ShardParams):
+    """The shard's input deals (carried by the Shard), numbered from `index_base` in the whole list; the
+    finite games of at least `min_cards` cards (or `min_tricks`) kept."""
+
+    index_base: int
+    min_cards: int
+    min_tricks: int
+
+
+def input_chunk(search: Search, k: int) -> tuple[int, tuple[str, ...]]:
     """Shard k's slice of the run's input deals: (index of its first deal, the deals)."""
-    start = k * config.shard_size
-    return start, tuple(config.input_deals[start:start + config.shard_size])
+    start = k * search.shard_size
+    return start, tuple(search.input_deals[start:start + search.shard_size])
+
+
+def input_plan(strategy: Strategy, search: Search, params) -> ShardPlan:
+    """Shard k = input deals [k*size, (k+1)*size), with `params(index_base)` (deals, extend)."""
+    def shard(k: int) -> Shard:
+        start, chunk = input_chunk(search, k)
+        return Shard(k, strategy.name, params(start), chunk)
+    return ShardPlan(shards_of(search.inputs(), search.shard_size), shard)
 
 
 class Deals(Strategy):
@@ -48,17 +68,16 @@ class Deals(Strategy):
     summary = "plays an explicit list of deals: checking claims, re-scoring"
     keys = frozenset({"deals_file"})
     takes_deals_file = True
+    Params = DealsShard
 
-    def shard_count(self, config, space, params):
-        return shards_of(config.input_count, config.shard_size)
+    def plan(self, search, space, table):
+        return input_plan(self, search, lambda start: DealsShard(index_base=start, **bounds(search)))
 
-    def shard(self, config, space, params, k):
-        start, chunk = input_chunk(config, k)
-        return Shard(k, self.name, {"index_base": start, **bounds(config)}, chunk)
+    def run(self, space, params: DealsShard, deals=(), device="cpu"):
+        return run_deals(list(deals), index_base=params.index_base, min_cards=params.min_cards,
+                         min_tricks=params.min_tricks)
 
-    wrapper = staticmethod(run_deals)
-
-    def warm_up(self, space):
+    def warm_up(self, space, device="cpu"):
         first = format_deal(space.cut(space.first())) if space.players == 2 else CASELLA
         run_deals([first, CASELLA])
 

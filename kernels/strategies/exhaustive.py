@@ -8,11 +8,12 @@ range (`range = "LO:HI"`, default the whole deal space). The kernel is the sweep
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..dealspace import DealSpace
 from ..errors import BmnError
-from .base import Shard, Strategy, bounds, shards_of
+from .base import Search, Shard, ShardParams, ShardPlan, Strategy, bounds, shards_of
 from ..sweep import run_exhaustive
-
 
 # The games table keeps a deal's rank as decimal128(38): ranks of at most 38 digits.
 MAX_STORED_RANK = 10**38 - 1
@@ -30,33 +31,45 @@ def parse_range(text: str, where: str = "config") -> tuple[int, int]:
     return lo, hi
 
 
+@dataclass(frozen=True, kw_only=True)
+class ExhaustiveShard(ShardParams):
+    """Every deal of ranks [lo, hi), the finite games of at least `min_cards` cards (or `min_tricks`) kept."""
+
+    lo: int
+    hi: int
+    min_cards: int
+    min_tricks: int
+
+
 class Exhaustive(Strategy):
     name = "exhaustive"
     summary = "every deal of a rank range, stepping from deal to deal; exact tables over small decks"
     keys = frozenset({"range"})
+    Params = ExhaustiveShard
+    gpu = True
 
-    def _range(self, config, space: DealSpace) -> tuple[int, int]:
-        return parse_range(config.range) if config.range else (0, space.count)
+    def _range(self, search: Search, space: DealSpace, where: str = "config") -> tuple[int, int]:
+        return parse_range(search.range, where) if search.range else (0, space.count)
 
-    def check(self, config, space, params, where):
-        lo, hi = self._range(config, space) if config.range is None else parse_range(config.range, where)
+    def check(self, search, space, table, where):
+        lo, hi = self._range(search, space, where)
         space.check_range(lo, hi)
         if hi - 1 > MAX_STORED_RANK:
             raise BmnError(f"{where}: ranks of this deal space go up to {space.count - 1:,} ({len(str(space.count - 1))} "
                            f"digits), but the games table stores ranks of at most 38 digits; give a range below "
                            f"10^38 (range = \"LO:HI\")")
 
-    def shard_count(self, config, space, params):
-        lo, hi = self._range(config, space)
-        return shards_of(hi - lo, config.shard_size)
+    def plan(self, search, space, table):
+        first, last = self._range(search, space)
 
-    def shard(self, config, space, params, k):
-        first, last = self._range(config, space)
-        lo = first + k * config.shard_size
-        return Shard(k, self.name, {"lo": lo, "hi": min(last, lo + config.shard_size), **bounds(config)})
+        def shard(k: int) -> Shard:
+            lo = first + k * search.shard_size
+            return Shard(k, self.name, ExhaustiveShard(lo=lo, hi=min(last, lo + search.shard_size), **bounds(search)))
+        return ShardPlan(shards_of(last - first, search.shard_size), shard)
 
-    wrapper = staticmethod(run_exhaustive)
-    gpu = True
+    def run(self, space, params: ExhaustiveShard, deals=(), device="cpu"):
+        return run_exhaustive(space, params.lo, params.hi, min_cards=params.min_cards, min_tricks=params.min_tricks,
+                              device=device)
 
     def warm_up(self, space, device="cpu"):
         run_exhaustive(space, 0, min(space.count, 16), min_cards=0, device=device)

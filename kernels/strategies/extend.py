@@ -8,10 +8,12 @@ another run to lengthen them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..backward import extend
 from ..notation import parse_deal
-from .base import Param, Shard, Strategy, bounds, shards_of
-from .deals import CASELLA, input_chunk
+from .base import Strategy, Table, bounds, key
+from .deals import CASELLA, DealsShard, input_plan
 from ..tally import ShardResult, tally_games
 
 
@@ -34,24 +36,35 @@ def run_extend(deals: list[str], *, index_base: int = 0, min_cards: int = 0, min
     return tally_games(results, hands, origin, min_cards, min_tricks, 2)
 
 
+@dataclass(frozen=True, kw_only=True)
+class ExtendTable(Table):
+    max_states: int = key(200_000, "ancestor states visited per game at most")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExtendShard(DealsShard, ExtendTable):
+    """The shard's input deals (numbered from `index_base`), each game's states searched back within
+    `max_states`."""
+
+
 class Extend(Strategy):
     name = "extend"
     summary = "backward play from every state of given long games: longer balanced deals through the same states"
-    params = (Param("max_states", 200_000, "ancestor states visited per game at most"),)
+    Table = ExtendTable
+    Params = ExtendShard
     keys = frozenset({"deals_file"})
     backward = True
     takes_deals_file = True
 
-    def shard_count(self, config, space, params):
-        return shards_of(config.input_count, config.shard_size)
+    def plan(self, search, space, table: ExtendTable):
+        return input_plan(self, search, lambda start: ExtendShard(index_base=start, **bounds(search),
+                                                                  **table.values()))
 
-    def shard(self, config, space, params, k):
-        start, chunk = input_chunk(config, k)
-        return Shard(k, self.name, {"index_base": start, **bounds(config), **params}, chunk)
+    def run(self, space, params: ExtendShard, deals=(), device="cpu"):
+        return run_extend(list(deals), index_base=params.index_base, min_cards=params.min_cards,
+                          min_tricks=params.min_tricks, max_states=params.max_states)
 
-    wrapper = staticmethod(run_extend)
-
-    def warm_up(self, space):
+    def warm_up(self, space, device="cpu"):
         run_extend([CASELLA], max_states=64)
 
 

@@ -33,6 +33,8 @@ balanced deals). `benchmarks/longest_vs_random.py` compares it with `random` and
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..backward import FoundBuffers, climb_from_states, game_path
@@ -41,21 +43,29 @@ from ..engines import default_brent_start, new_workspace, play_rows as replay
 from ..errors import BmnError
 from ..game import N_FIELDS, GameResult
 from ..notation import format_deal, parse_deal
-from .base import Param, StreamShards
+from .base import StreamShard, StreamShards, Table, key
 from .rounds import Rounds
 from ..sweep import engine_for
 from ..tally import ShardResult
 
-PARAMS = (
-    Param("round_deals", 2_000_000, "random deals per round (the games worth climbing are chosen per round)"),
-    Param("delta", 1200, "climb every game within this many cards of the shard's longest so far", minimum=0),
-    Param("floor", 1500, "... and at least this long (bounds the first round's climbing)", minimum=0),
-    Param("max_climbs", 400, "games climbed per round at most, the longest first", minimum=0),
-    Param("root_cards", 64, "climb from the game's states reached within this many cards", minimum=0,
-          maximum=10_000),
-    Param("per_root", 20_000, "backward-play budget (ancestor states) per root state", maximum=10_000_000),
-)
-LONGEST_DEFAULTS = {p.name: p.default for p in PARAMS}
+@dataclass(frozen=True, kw_only=True)
+class LongestTable(Table):
+    round_deals: int = key(2_000_000, "random deals per round (the games worth climbing are chosen per round)")
+    delta: int = key(1200, "climb every game within this many cards of the shard's longest so far", minimum=0)
+    floor: int = key(1500, "... and at least this long (bounds the first round's climbing)", minimum=0)
+    max_climbs: int = key(400, "games climbed per round at most, the longest first", minimum=0)
+    root_cards: int = key(64, "climb from the game's states reached within this many cards", minimum=0,
+                          maximum=10_000)
+    per_root: int = key(20_000, "backward-play budget (ancestor states) per root state", maximum=10_000_000)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LongestShard(StreamShard, LongestTable):
+    """Deals of the stream (seed, shard) in rounds of `round_deals`, every game near the shard's longest
+    climbed from its first `root_cards` cards."""
+
+
+LONGEST_DEFAULTS = LongestTable().values()
 
 
 class Climber:
@@ -156,12 +166,17 @@ class Longest(StreamShards):
     name = "longest"
     summary = ("rounds of random deals; every game near the shard's longest climbed by backward play from its "
                "first cards")
-    params = PARAMS
+    Table = LongestTable
+    Params = LongestShard
     backward = True
 
-    wrapper = staticmethod(run_longest)
+    def run(self, space, params: LongestShard, deals=(), device="cpu"):
+        return run_longest(space, params.seed, params.shard, params.count, min_cards=params.min_cards,
+                           min_tricks=params.min_tricks, round_deals=params.round_deals, delta=params.delta,
+                           floor=params.floor, max_climbs=params.max_climbs, root_cards=params.root_cards,
+                           per_root=params.per_root)
 
-    def warm_up(self, space):
+    def warm_up(self, space, device="cpu"):
         run_longest(space, 0, 0, 64, round_deals=32, delta=10**6, floor=0, max_climbs=2, root_cards=8, per_root=64,
                     min_cards=0)
         # The replay of found deals, even if the warm-up's climbs found nothing longer.

@@ -8,16 +8,18 @@ sweep kernel (kernels/sweep/cpu.py).
 
 from __future__ import annotations
 
-from .base import StreamShards
+from .base import StreamShard, StreamShards
 from ..sweep import run_random
 
 
 class Random(StreamShards):
     name = "random"
     summary = "uniformly random deals from a counter-based stream keyed by (seed, shard)"
-
-    wrapper = staticmethod(run_random)
     gpu = True
+
+    def run(self, space, params: StreamShard, deals=(), device="cpu"):
+        return run_random(space, params.seed, params.shard, params.count, min_cards=params.min_cards,
+                          min_tricks=params.min_tricks, device=device)
 
     def warm_up(self, space, device="cpu"):
         run_random(space, 0, 0, 16, min_cards=0, device=device)

@@ -25,12 +25,14 @@ states played; finished games are not tallied (a state is not a deal).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..backward import DEFAULT_MAX_STATES, closure
 from ..dealspace import DealSpace
 from ..decks import parse_deck
 from ..errors import BmnError
 from ..notation import parse_deal
-from .base import Param, Shard, StreamShards
+from .base import Shard, ShardParams, ShardPlan, StreamShards, Table, key, shards_of
 from ..sweep import run_random_states
 from ..tally import Candidate, CycleRow, ShardResult
 
@@ -62,36 +64,53 @@ def run_states(space, seed: int, shard: int, count: int, *, start: int = 0, max_
     return result
 
 
+@dataclass(frozen=True, kw_only=True)
+class StatesTable(Table):
+    max_states: int = key(DEFAULT_MAX_STATES, "ancestor states a cycle's closure search visits at most")
+    max_imbalance: int | None = key(None, "only states whose hands are at most this many cards from equal hands "
+                                          "(|hand 1 - hand 2| // 2; not set: every state)", minimum=0, optional=True,
+                                    stated_at_default=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StatesShard(ShardParams, StatesTable):
+    """States 0..count-1 of the stream (seed, shard), every cycle met closed within `max_states`."""
+
+    seed: int
+    shard: int
+    count: int
+
+
 class States(StreamShards):
     name = "states"
     summary = "random trick-boundary states (any hand sizes): every cycle met, with its backward closure"
-    params = (
-        Param("max_states", DEFAULT_MAX_STATES, "ancestor states a cycle's closure search visits at most"),
-        Param("max_imbalance", None, "only states whose hands are at most this many cards from equal hands "
-                                     "(|hand 1 - hand 2| // 2; not set: every state)", minimum=0, optional=True,
-              stated_at_default=False),
-    )
+    Table = StatesTable
+    Params = StatesShard
     gpu = True
     unit = "states"
     finite_games = False  # a state is not a deal: its finished games are not tallied
 
-    def deal_space(self, config) -> DealSpace:
+    def deal_space(self, search, table):
         """The deck with hands as equal as it allows (each state is cut at its own place; an odd deck
         has states too)."""
-        deck = parse_deck(config.deck)
-        if config.players != 2:
+        deck = parse_deck(search.deck)
+        if search.players != 2:
             raise BmnError("the states strategy plays two-player states (backward play finds the closures)")
-        if config.split is not None:
+        if search.split is not None:
             raise BmnError("the states strategy cuts each state at a random place; leave split out")
         if deck.total < 2:
-            return super().deal_space(config)  # refused by the generic checks
+            return super().deal_space(search, table)  # refused by the generic checks
         return DealSpace.of(deck, [deck.total - deck.total // 2, deck.total // 2])
 
-    def shard(self, config, space, params, k):
-        count = min(config.shard_size, config.deals - k * config.shard_size)
-        return Shard(k, self.name, {"seed": config.seed, "shard": k, "count": count, **self.stated(params)})
+    def plan(self, search, space, table: StatesTable):
+        def shard(k: int) -> Shard:
+            count = min(search.shard_size, search.deals - k * search.shard_size)
+            return Shard(k, self.name, StatesShard(seed=search.seed, shard=k, count=count, **table.values()))
+        return ShardPlan(shards_of(search.deals, search.shard_size), shard)
 
-    wrapper = staticmethod(run_states)
+    def run(self, space, params: StatesShard, deals=(), device="cpu"):
+        return run_states(space, params.seed, params.shard, params.count, max_states=params.max_states,
+                          max_imbalance=params.max_imbalance, device=device)
 
     def warm_up(self, space, device="cpu"):
         run_states(space, 0, 0, 16, max_states=16, device=device)

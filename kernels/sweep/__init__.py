@@ -5,40 +5,43 @@
     gpu.py     the GPU's host side: launch, sum the threads' tallies, replay the kept deals on the CPU
     cuda.py    the GPU's kernels (numba-cuda; imported only when a GPU is asked for)
 
-The three entry points below check a shard, pick the device's module from `DEVICES` and return the
-same ShardResult on either: which deals a shard holds and which it keeps do not depend on the device.
+    streams.py the random stream's states as the states mode cuts them (both host sides regenerate them)
+
+The three entry points below check a shard, pick the device's module (`on`) and return the same
+ShardResult on either: which deals a shard holds and which it keeps do not depend on the device.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from importlib import import_module
 
 import numpy as np
 
-from .._jit import kernel
 from ..dealspace import DealSpace
 from ..errors import BmnError
 from ..game import GameResult
 from ..notation import format_deal
-from ..rng import deal_state, random_cut, random_deal, stream_key
+from ..rng import stream_key
 from ..tally import CARDS, CYCLES, DEALS, N_CAND, Candidate, ShardResult
+from . import cpu
 from .cpu import engine_for
 from .modes import EXHAUSTIVE, NO_FINITE, RANDOM, STATES
+from .streams import states_at
 
-# Each device's sweeps, by module (the GPU's imports numba-cuda, so it is imported when first asked for).
-DEVICES = {"cpu": "kernels.sweep.cpu", "gpu": "kernels.sweep.gpu"}
+DEVICES = ("cpu", "gpu")  # where sweeps play: cpu.py, or gpu.py (which imports numba-cuda: only when asked for)
 
 __all__ = ["DEVICES", "EXHAUSTIVE", "NO_FINITE", "RANDOM", "STATES", "engine_for", "near_cuts", "run_exhaustive",
            "run_random", "run_random_states", "states_at"]
 
 
 def on(device: str):
-    """The module that plays sweeps on `device` (a key of DEVICES)."""
-    try:
-        return import_module(DEVICES[device])
-    except KeyError:
-        raise BmnError(f"unknown device {device!r}; choose one of {', '.join(DEVICES)}") from None
+    """The module that plays sweeps on `device` (one of DEVICES)."""
+    if device == "cpu":
+        return cpu
+    if device == "gpu":
+        from . import gpu  # (numba-cuda is imported only where a GPU is asked for)
+        return gpu
+    raise BmnError(f"unknown device {device!r}; choose one of {', '.join(DEVICES)}")
 
 
 def _engine(device: str, engine: str) -> dict:
@@ -133,11 +136,3 @@ def _near_states(space: DealSpace, seed: int, shard: int, count: int, start: int
         result.candidates += [replace(c, index=c.index * width + i) for c in played.candidates]
     result.candidates.sort(key=lambda c: c.index)
     return result
-
-
-@kernel
-def states_at(key, penalties, indexes, out, cuts):
-    """States indexes[i] of the random stream `key`: the deal into out[i], hand 1's cards into cuts[i]."""
-    positions = np.zeros(out.shape[1], dtype=np.int64)
-    for i in range(indexes.shape[0]):
-        cuts[i] = random_cut(random_deal(deal_state(key, indexes[i]), positions, penalties, out[i]), out.shape[1])

@@ -46,7 +46,7 @@ import sys
 import threading
 
 import numpy as np
-from numba import config, cuda, types
+from numba import config as numba_settings, cuda, types
 
 from .._jit import kernel
 from ..dealspace import step_deal, unrank_into
@@ -66,7 +66,7 @@ PUT, READY, HEAD, SEEN = range(4)  # the queue's counters in shared memory (SEEN
 I0 = np.int32(0)
 I1 = np.int32(1)
 i32 = np.int32
-SIMULATOR = bool(config.ENABLE_CUDASIM)  # numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1): no device
+SIMULATOR = bool(numba_settings.ENABLE_CUDASIM)  # numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1): no device
 U0 = np.uint64(0)
 W0 = np.uint32(0)
 

@@ -22,6 +22,7 @@ from ..dealspace import DealSpace
 from ..engines import FAST, default_brent_start, play_rows
 from ..engines.bitmask import fits
 from ..errors import BmnError
+from .streams import states_at
 from .modes import (A_BEST_CARDS, A_BEST_INDEX, A_CARDS, A_CYCLES, A_DEALS, A_WIN0, A_WIN1, EXHAUSTIVE, N_ACC,
                     NO_FINITE, RANDOM, STATES)
 from ..game import CYCLE, F_CARDS, F_OUTCOME, N_FIELDS
@@ -207,7 +208,6 @@ def run_exhaustive(space: DealSpace, lo: int, hi: int, *, min_cards: int, min_tr
 def states_tally(space: DealSpace, key, penalties, start: int, count: int) -> Tally:
     """The CPU's tally of random states start..start+count-1 of the stream `key` (only cycles kept),
     played on the GPU."""
-    from . import states_at
     check_space(space)
     engine = gpu()
     total = space.deck.total

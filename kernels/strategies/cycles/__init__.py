@@ -39,43 +39,62 @@ substitutions, swaps and moves), `player` (playing children), `beam` (seeds and 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ...decks import Deck, parse_deck
 from ...errors import BmnError
-from ..base import Param, Shard, Strategy
+from ..base import Shard, ShardParams, ShardPlan, Strategy, Table, key
 from ...tally import ShardResult
 from .beam import BARREN_DRAWS, Beam
 from .found import declare
 from .player import Player
 from .state import CycleState, cycle_states
 
-__all__ = ["BARREN_DRAWS", "CYCLES_DEFAULTS", "PARAMS", "STRATEGY", "Beam", "CycleState", "Cycles", "Player",
-           "cycle_states", "run_cycles"]
+__all__ = ["BARREN_DRAWS", "FACTORY", "STRATEGY", "Beam", "CycleState", "Cycles", "CyclesShard", "CyclesTable",
+           "Factory", "Player", "cycle_states", "run_cycles"]
 
-PARAMS = (
-    Param("beams", 256, "shards: independent beams, each with its own random stream"),
-    Param("tries", 20_000_000, "games a beam plays at most (children and seed states)"),
-    Param("seed_plain", 8, "plain cards of the seed deck", minimum=0),
-    Param("seed_penalty", 2, "cards of each penalty value in the seed deck (at most the deck's)", minimum=0),
-    Param("seed_deck", None, "the seed deck itself, cards of the deck (instead of seed_plain and seed_penalty)",
-          kind=str, optional=True),
-    Param("seed_states", 20_000, "random states of the seed deck played for seeds", minimum=0),
-    Param("width", 64, "cycles kept per generation"),
-    Param("children", 4096, "insertions tried per cycle per generation (all of them, if fewer)"),
-    Param("pairs", 4096, "double insertions tried per cycle when no single one cycles (0: none)", minimum=0),
-    Param("slack", 0, "cards over the deck's count of their value a growing cycle may hold (0: only the "
-          "deck's cards; substitutions take the extra ones back)", minimum=0),
-    Param("substitutions", 256, "substitutions (one card given another value) tried per cycle per generation; "
-          "`children` at the deck's size", minimum=0),
-    Param("variations", 2_000, "swaps and moves tried around each target cycle found", minimum=0),
-    Param("max_states", 2_000_000, "backward-play budget (ancestor states) per target cycle"),
-)
-CYCLES_DEFAULTS = {p.name: p.default for p in PARAMS}
+@dataclass(frozen=True, kw_only=True)
+class Factory(Table):
+    """How a beam grows cycles: the [cycles] keys but `beams` (what one shard computes with)."""
+
+    tries: int = key(20_000_000, "games a beam plays at most (children and seed states)")
+    seed_plain: int = key(8, "plain cards of the seed deck", minimum=0)
+    seed_penalty: int = key(2, "cards of each penalty value in the seed deck (at most the deck's)", minimum=0)
+    seed_deck: str | None = key(None, "the seed deck itself, cards of the deck (instead of seed_plain and "
+                                      "seed_penalty)", kind=str, optional=True)
+    seed_states: int = key(20_000, "random states of the seed deck played for seeds", minimum=0)
+    width: int = key(64, "cycles kept per generation")
+    children: int = key(4096, "insertions tried per cycle per generation (all of them, if fewer)")
+    pairs: int = key(4096, "double insertions tried per cycle when no single one cycles (0: none)", minimum=0)
+    slack: int = key(0, "cards over the deck's count of their value a growing cycle may hold (0: only the "
+                        "deck's cards; substitutions take the extra ones back)", minimum=0)
+    substitutions: int = key(256, "substitutions (one card given another value) tried per cycle per generation; "
+                                  "`children` at the deck's size", minimum=0)
+    variations: int = key(2_000, "swaps and moves tried around each target cycle found", minimum=0)
+    max_states: int = key(2_000_000, "backward-play budget (ancestor states) per target cycle")
 
 
-def run_cycles(deck: Deck, seed: int, shard: int, params: dict | None = None,
+@dataclass(frozen=True, kw_only=True)
+class CyclesTable(Factory):
+    beams: int = key(256, "shards: independent beams, each with its own random stream")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CyclesShard(ShardParams):
+    """One beam: the target deck's cycles grown from its random stream (seed, shard)."""
+
+    deck: str
+    seed: int
+    shard: int
+    params: Factory
+
+
+FACTORY = Factory()
+
+
+def run_cycles(deck: Deck, seed: int, shard: int, params: Factory = FACTORY,
                stats: dict | None = None) -> ShardResult:
     """One beam of the factory (module docstring): the target cycles found and their balanced deals."""
-    params = {**CYCLES_DEFAULTS, **(params or {})}
     if deck.total % 2 or deck.total < 2:
         raise BmnError("the cycle factory lists balanced deals, so the deck needs an even number of cards")
     letters = deck.max_value <= 4
@@ -84,7 +103,7 @@ def run_cycles(deck: Deck, seed: int, shard: int, params: dict | None = None,
     result = ShardResult.empty(2)
     result.deals, result.cycles = beam.games, sum(p.cycles for p in beam.players.values())
     for _cid, cycle in sorted(beam.finds.items()):
-        declare(cycle, deck, letters, params["max_states"], result)
+        declare(cycle, deck, letters, params.max_states, result)
     if stats is not None:
         stats.update(games=beam.games, finds=len(beam.finds), deaths=list(beam.deaths), moves=beam.moves,
                      largest=beam.largest[0], largest_excess=beam.largest[1], most_excess=beam.most_excess)
@@ -94,31 +113,28 @@ def run_cycles(deck: Deck, seed: int, shard: int, params: dict | None = None,
 class Cycles(Strategy):
     name = "cycles"
     summary = "a cycle factory: cycles of small decks grown card by card into the deck's cycles"
-    params = PARAMS
+    Table = CyclesTable
+    Params = CyclesShard
     keys = frozenset({"seed"})
     backward = True
 
-    def check(self, config, space, params, where):
-        if params["seed_deck"] is not None:
-            seed = parse_deck(params["seed_deck"])
+    def check(self, search, space, table: CyclesTable, where):
+        if table.seed_deck is not None:
+            seed = parse_deck(table.seed_deck)
             if any(a > b for a, b in zip(seed.counts, space.deck.counts)) or seed.total >= space.deck.total:
                 raise BmnError(f"{where}: cycles.seed_deck {seed.spec()} must be a smaller part of the deck "
                                f"{space.deck.spec()}")
 
-    def shard_count(self, config, space, params):
-        return params["beams"]
+    def plan(self, search, space, table: CyclesTable):
+        factory = Factory(**{k: v for k, v in table.values().items() if k != "beams"})
+        return ShardPlan(table.beams, lambda k: Shard(k, self.name, CyclesShard(deck=space.deck.spec(), seed=search.seed,
+                                                                                shard=k, params=factory)))
 
-    def shard(self, config, space, params, k):
-        return Shard(k, self.name, {"deck": space.deck.spec(), "seed": config.seed, "shard": k,
-                                    "params": {p: v for p, v in params.items() if p != "beams"}})
+    def run(self, space, params: CyclesShard, deals=(), device="cpu"):
+        return run_cycles(parse_deck(params.deck), params.seed, params.shard, params.params)
 
-    wrapper = staticmethod(run_cycles)
-
-    def run(self, space, params, deals) -> ShardResult:
-        return run_cycles(parse_deck(params["deck"]), params["seed"], params["shard"], params["params"])
-
-    def warm_up(self, space):
-        run_cycles(Deck.from_table({0: 6, 1: 2, 2: 2}), 0, 0, {"tries": 400, "seed_states": 200, "max_states": 64})
+    def warm_up(self, space, device="cpu"):
+        run_cycles(Deck.from_table({0: 6, 1: 2, 2: 2}), 0, 0, Factory(tries=400, seed_states=200, max_states=64))
 
 
 STRATEGY = Cycles()

@@ -16,11 +16,12 @@ BARREN_DRAWS = 4  # seed decks in a row without a cycle that end a beam
 class Beam:
     """One shard's factory: seeds, growth, finds."""
 
-    def __init__(self, target: Deck, seed: int, shard: int, params: dict, letters: bool):
+    def __init__(self, target: Deck, seed: int, shard: int, params, letters: bool):
+        """`params`: the strategy's Factory (how the beam grows)."""
         self.p = params
         self.deck = target
         self.rng = np.random.default_rng([int(seed), int(shard), 0xC1C1E5])
-        self.target = Target(target, params["slack"])
+        self.target = Target(target, params.slack)
         self.total = self.target.total
         self.letters = letters
         self.players: dict[int, Player] = {}
@@ -34,7 +35,7 @@ class Beam:
 
     def player(self, total: int) -> Player:
         if total not in self.players:
-            self.players[total] = Player(total, self.deck, self.p["slack"])
+            self.players[total] = Player(total, self.deck, self.p.slack)
         return self.players[total]
 
     @property
@@ -42,21 +43,21 @@ class Beam:
         return sum(p.games for p in self.players.values())
 
     def left(self) -> int:
-        return self.p["tries"] - self.games
+        return self.p.tries - self.games
 
     def excess(self, cycle: CycleState) -> int:
         """The cycle's cards over the target deck's count of their value."""
         return self.target.excess(self.target.composition(cycle))
 
     def seed_deck(self) -> np.ndarray:
-        if self.p["seed_deck"]:
-            return np.array(parse_deck(self.p["seed_deck"]).counts, dtype=np.int64)
+        if self.p.seed_deck:
+            return np.array(parse_deck(self.p.seed_deck).counts, dtype=np.int64)
         # A composition near the default, drawn per restart: seed_plain or 2 more plain cards, and
         # seed_penalty or 1 more of each penalty value. Which small decks are rich in cycles
         # differs between kinds of deck (census, benchmarks/README.md), so beams try several.
         target = self.target.counts
-        counts = np.minimum(target, self.p["seed_penalty"] + self.rng.integers(0, 2, size=len(target)))
-        counts[0] = min(self.p["seed_plain"] + 2 * int(self.rng.integers(0, 2)), int(target[0]))
+        counts = np.minimum(target, self.p.seed_penalty + self.rng.integers(0, 2, size=len(target)))
+        counts[0] = min(self.p.seed_plain + 2 * int(self.rng.integers(0, 2)), int(target[0]))
         while counts.sum() >= self.total and counts[0] > 0:
             counts[0] -= 1  # a seed deck is smaller than the target
         return counts
@@ -64,7 +65,7 @@ class Beam:
     def seeds(self) -> list[CycleState]:
         counts = self.seed_deck()
         n = int(counts.sum())
-        count = min(self.p["seed_states"], max(0, self.left()))
+        count = min(self.p.seed_states, max(0, self.left()))
         if n < 2 or count == 0:
             return []
         cards = np.repeat(np.arange(len(counts), dtype=np.uint8), counts)
@@ -81,7 +82,7 @@ class Beam:
         insertions per cycle. The next beam is the `width` best: the largest, then the nearest to
         the target's composition (random among equals)."""
         found = self.insertions(beam) + self.substitutions(beam)
-        if not found and self.p["pairs"]:
+        if not found and self.p.pairs:
             found = self.insertions([c for c in beam if c.cards + 2 <= self.total], pairs=True)
         unique: dict[str, CycleState] = {}
         for cycle in found:
@@ -91,21 +92,21 @@ class Beam:
         for cid, cycle in sorted(unique.items()):
             scored.append((cycle.cards - self.excess(cycle) + 0.5 * self.rng.random(), cid, cycle))
         scored.sort(key=lambda item: -item[0])
-        return [cycle for _score, _cid, cycle in scored[:self.p["width"]]]
+        return [cycle for _score, _cid, cycle in scored[:self.p.width]]
 
     def insertions(self, beam: list[CycleState], pairs: bool = False) -> list[CycleState]:
-        rows, cuts = insertions(beam, self.target, self.rng, children=self.p["children"],
-                                pairs=self.p["pairs"] if pairs else 0)
+        rows, cuts = insertions(beam, self.target, self.rng, children=self.p.children,
+                                pairs=self.p.pairs if pairs else 0)
         return self.play_children("pair" if pairs else "single", rows, cuts, 2 if pairs else 1)
 
     def substitutions(self, beam: list[CycleState]) -> list[CycleState]:
-        rows, cuts = substitutions(beam, self.target, self.rng, count=self.p["substitutions"],
-                                   at_target=self.p["children"])
+        rows, cuts = substitutions(beam, self.target, self.rng, count=self.p.substitutions,
+                                   at_target=self.p.children)
         return self.play_children("substitution", rows, cuts, 0)
 
     def vary(self, cycle: CycleState) -> list[CycleState]:
         """Swaps and moves around a target cycle: the distinct target cycles they reach."""
-        count = min(self.p["variations"], max(0, self.left()))
+        count = min(self.p.variations, max(0, self.left()))
         if count == 0:
             return []
         rows, cuts = variations(cycle, self.rng, count)

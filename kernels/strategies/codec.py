@@ -1,0 +1,64 @@
+"""A shard's parameters written down and read back: the one codec between a strategy's typed `Params`
+(kernels/strategies/base.py) and the text a run keeps (the `params` of each shard summary, in the
+shard file's metadata and in the shards table).
+
+Format 1, what bmn has always written: a JSON object, keys sorted, the parameters by name, a nested
+value as an object, a tuple as a list, a table key at a default that is left unsaid left out (so the
+shards of runs made before that key was added keep their parameters, and those runs resume). A
+summary that names no format is of format 1; a format this bmn does not know (a newer bmn's) is
+refused, never guessed at.
+
+`decode` is strict: a strategy's parameters, or a ValueError. `read`, for what a run kept, never
+fails: parameters that do not read back as exactly the text they were written as (another bmn's,
+another strategy's, a form no plan of this bmn makes) are kept `Unread`, as written: such a shard is
+never this run's (its plan's parameters are typed), and its summary writes them out unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import NamedTuple
+
+from .base import ShardParams, Strategy
+
+FORMAT = 1
+FORMATS = (1,)
+
+
+class Unread(NamedTuple):
+    """Parameters a run kept that this bmn does not read as its strategy's: the text as written, and why."""
+
+    text: str
+    why: str
+
+
+def encode(params: ShardParams | Unread) -> str:
+    """The parameters as the run keeps them."""
+    if isinstance(params, Unread):
+        return params.text
+    return json.dumps(params.to_json(), sort_keys=True)
+
+
+def decode(strategy: Strategy, text: str | dict, format: int = FORMAT) -> ShardParams:
+    """A strategy's parameters as a run kept them (the text, or its JSON object). A text that is not the
+    strategy's parameters, or a format this bmn does not read, is a ValueError."""
+    if format not in FORMATS:
+        raise ValueError(f"shard parameters of format {format}, written by a newer bmn (this one reads "
+                         f"format {', '.join(map(str, FORMATS))})")
+    values = json.loads(text) if isinstance(text, str) else text
+    try:
+        return strategy.Params.from_json(values)
+    except TypeError as error:  # a value of the wrong shape for a field
+        raise ValueError(f"not the {strategy.name} strategy's shard parameters: {error}") from None
+
+
+def read(strategy: Strategy | None, text: str, format: int = FORMAT) -> ShardParams | Unread:
+    """The parameters a run kept (a shard summary's): typed where they read back as exactly this text,
+    else `Unread` (a strategy this bmn does not know: None)."""
+    if strategy is None:
+        return Unread(text, "a strategy this bmn does not know")
+    try:
+        params = decode(strategy, text, format)
+    except (ValueError, TypeError) as error:
+        return Unread(text, str(error))
+    return params if encode(params) == text else Unread(text, f"written as {text}, not as {encode(params)}")

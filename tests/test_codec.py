@@ -1,0 +1,161 @@
+"""A shard's parameters written down and read back (kernels/strategies/codec.py): every strategy's plan
+makes typed parameters that the codec writes as the JSON bmn has always written and reads back equal; a
+key added later is left out at its default (the shards of earlier runs keep their text); what is not a
+strategy's parameters is refused by `decode` and kept as written by `read`; a newer format is refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cluster.config import build_config, load_toml, resolve
+from cluster.plan import Plan
+from kernels.strategies import REGISTRY, codec
+from kernels.strategies.atlas import AtlasShard
+from kernels.strategies.base import StreamShard
+from kernels.strategies.cycles import CyclesShard, Factory
+from kernels.strategies.states import StatesShard
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = sorted(p for folder in ("configs", "benchmarks/atlas") for p in (ROOT / folder).glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.stem)
+def test_every_plans_parameters_round_trip(path):
+    values = load_toml(str(path))
+    if "deals_file" in values:
+        values["deals_file"] = str(path.parent / values["deals_file"])
+    plan = Plan(resolve(build_config({**values, "progress": False})))
+    for k in sorted({0, plan.count // 2, plan.count - 1}):
+        params = plan.shard(k).params
+        text = codec.encode(params)
+        assert json.dumps(json.loads(text), sort_keys=True) == text  # a JSON object, keys sorted
+        assert codec.decode(plan.strategy, text) == params == codec.read(plan.strategy, text)
+
+
+def test_the_text_is_what_bmn_has_always_written():
+    stream = StreamShard(seed=7, shard=2, count=30, min_cards=0, min_tricks=0)
+    assert codec.encode(stream) == '{"count": 30, "min_cards": 0, "min_tricks": 0, "seed": 7, "shard": 2}'
+    # A key added after runs were made is left out at its default (max_imbalance; an atlas's samples).
+    assert codec.encode(StatesShard(seed=1, shard=0, count=5, max_states=9)) == \
+        '{"count": 5, "max_states": 9, "seed": 1, "shard": 0}'
+    assert '"max_imbalance": 2' in codec.encode(StatesShard(seed=1, shard=0, count=5, max_states=9, max_imbalance=2))
+    exact = AtlasShard(deck="0:2,1:1", split=(2, 1), lo=0, hi=3, balanced=False, basins=True, deck_shards=2,
+                       min_cards=0, min_tricks=0)
+    assert json.loads(codec.encode(exact)) == {"balanced": False, "basins": True, "deck": "0:2,1:1", "deck_shards": 2,
+                                               "hi": 3, "lo": 0, "min_cards": 0, "min_tricks": 0, "split": [2, 1]}
+    # A nested value (the factory's growth settings) as an object, every key written.
+    beam = CyclesShard(deck="camicia", seed=1, shard=3, params=Factory(tries=5))
+    assert json.loads(codec.encode(beam))["params"]["tries"] == 5 and len(json.loads(codec.encode(beam))["params"]) == 12
+    assert codec.decode(REGISTRY["cycles"], codec.encode(beam)) == beam
+
+
+@pytest.mark.parametrize("text, why", [
+    ('{"count": 30, "seed": 7, "shard": 2}', "missing"),  # a form no plan makes
+    ('{"count": 30, "min_cards": 0, "min_tricks": 0, "seed": 7, "shard": 2, "pool": 1}', "unknown shard parameters"),
+    ('{"count": 30, "min_cards": 0, "min_tricks": 0, "shard": 2, "seed": 7}', "not as"),  # keys not sorted
+    ('[1, 2]', "a JSON object"),
+])
+def test_what_is_not_the_strategys_parameters_is_kept_as_written(text, why):
+    random = REGISTRY["random"]
+    kept = codec.read(random, text)
+    assert isinstance(kept, codec.Unread) and kept.text == text and why in kept.why and codec.encode(kept) == text
+    if why != "not as":
+        with pytest.raises(ValueError, match=why):
+            codec.decode(random, text)
+    assert codec.read(None, text).why == "a strategy this bmn does not know"
+
+
+def test_a_newer_format_is_refused_never_guessed():
+    text = codec.encode(StreamShard(seed=1, shard=0, count=1, min_cards=0, min_tricks=0))
+    with pytest.raises(ValueError, match="format 2, written by a newer bmn"):
+        codec.decode(REGISTRY["random"], text, format=2)
+    assert isinstance(codec.read(REGISTRY["random"], text, format=2), codec.Unread)
+    assert codec.FORMAT in codec.FORMATS
+
+
+# Runs written by bmn before shard parameters were typed (one of each kind of parameters: a stream's with
+# min_tricks, states' before max_imbalance, the factory's nested table, an atlas's exact and sampled shards,
+# input deals, rank ranges), each with the summary tables that bmn built then.
+OLD = Path(__file__).parent / "data" / "runs_before_typed"
+
+
+def old_run(name: str, tmp_path) -> Path:
+    import shutil
+
+    run = tmp_path / name
+    shutil.copytree(OLD / name, run)
+    return run
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in OLD.iterdir() if p.is_dir()))
+def test_a_run_written_before_reads_queries_and_compacts_as_it_was(name, tmp_path):
+    import pyarrow.parquet as pq
+
+    from cluster.runmeta import read_run_config
+    from cluster.storage import RunStore
+    from cluster.tables import TABLES, Ownership, build_tables, read_contents
+    from kernels.strategies import ShardParams
+
+    from cluster_helpers import DETERMINISTIC_SHARD_COLUMNS, in_process, unlabelled
+
+    run = old_run(name, tmp_path)
+    config = read_run_config(str(run))
+    plan = Plan(config)
+    contents = read_contents(RunStore(str(run)), owner=Ownership(plan, config.fingerprint()))
+    # Every shard is the run's own (its kept parameters equal its plan's, typed) and reads back typed.
+    assert not contents.foreign and not contents.damaged and contents.done == set(range(plan.count))
+    assert all(isinstance(s.params, ShardParams) and s.params == plan.shard(k).params
+               for k, s in contents.summaries.items())
+    tables = build_tables(contents)
+    for table in TABLES:
+        if not (run / f"{table}.parquet").exists():
+            continue
+        old, new = pq.read_table(run / f"{table}.parquet"), tables[table]
+        if table == "cycles":
+            new = unlabelled(new)
+        if table == "shards":
+            old, new = old.select(DETERMINISTIC_SHARD_COLUMNS), new.select(DETERMINISTIC_SHARD_COLUMNS)
+        assert new.equals(old), table
+    assert in_process("status", str(run)).returncode == 0
+    assert in_process("query", str(run), "SELECT count(*) AS n FROM games", "--format", "csv").stdout.split() == \
+        ["n", str(tables["games"].num_rows)]
+    done = in_process("compact", str(run), "--shards-per-file", "4")
+    assert done.returncode == 0, done.stderr
+    again = build_tables(read_contents(RunStore(str(run)), owner=Ownership(plan, config.fingerprint())))
+    assert again["games"].equals(tables["games"]) and again["shards"].select(DETERMINISTIC_SHARD_COLUMNS).equals(
+        tables["shards"].select(DETERMINISTIC_SHARD_COLUMNS))
+
+
+def test_a_run_written_before_resumes_its_missing_shards(tmp_path):
+    """Two shards of the old random run removed: the loop (without Ray: test_coordinator's pool of plain
+    callables) plays exactly those, and the tables are the ones bmn built before."""
+    import pyarrow.parquet as pq
+
+    from cluster.coordinator import Coordinator
+    from cluster.lease import Lease
+    from cluster.runmeta import open_run, read_run_config
+    from cluster.storage import RunStore
+    from cluster.worker import ShardRunner
+
+    from cluster_helpers import unlabelled
+    from test_coordinator import Health, PlainPool
+
+    run = old_run("random", tmp_path)
+    for k in (0, 2):
+        (run / "shards" / f"{k:012d}.parquet").unlink()
+    config = read_run_config(str(run))
+    store = RunStore(str(run))
+    lease = Lease(store).acquire()
+    config = open_run(config, store, resume=True)
+    runner = ShardRunner(config.deck, config.space().split, config.strategy)
+    pool = PlainPool(runner.run)
+    report = Coordinator(config, store, lease, pool=pool, health=Health()).run()
+    lease.release()
+    assert (report.state, report.new_shards, pool.handed) == ("finished", 2, 2)
+    for table in ("games", "cycles", "histogram"):
+        new = pq.read_table(run / f"{table}.parquet")
+        new = unlabelled(new) if table == "cycles" else new
+        assert new.equals(pq.read_table(OLD / "random" / f"{table}.parquet")), table

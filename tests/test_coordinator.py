@@ -1,0 +1,224 @@
+"""The run loop (cluster/coordinator.py, and the course of a search: cluster/course.py) without Ray: a pool of plain callables plays the shards in this
+process, and the loop is driven through each way a search ends: finished, at its time limit (and the
+overtime of a session that played nothing by then), interrupted, its lease lost, a write that failed,
+the cluster lost, and a shard given up. Each also writes progress.json through its one owner."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from cluster import coordinator as coordinator_module, course as course_module
+from cluster.coordinator import Coordinator
+from cluster.course import Course, ProgressFile, Stop
+from cluster.lease import Lease
+from cluster.pool import Outcome, PoolReport
+from cluster.runmeta import open_run
+from cluster.storage import RunStore
+from cluster.worker import ShardRunner
+from kernels.errors import BmnError
+
+from cluster_helpers import make_config, tables_of
+
+SMALL = dict(strategy="random", deck="0:8,1:2,2:2,3:2", deals=6_000, shard_size=1_000, seed=3, min_cards=30)
+
+
+class PlainPool:
+    """The pool's interface (cluster/pool.py) over plain callables: `slots` shards in flight, each played
+    in this process when the loop waits (by `play`, a worker's run without Ray), or handed to `fail` (a
+    shard's last error) where it returns a sentence."""
+
+    def __init__(self, play, slots: int = 2, fail=lambda shard: None, before_wait=lambda pool: None):
+        self.play = play
+        self.slots = slots
+        self.fail = fail
+        self.before_wait = before_wait  # what happens in the cluster while the loop waits
+        self.in_flight: list = []
+        self.handed = 0
+        self.closed: float | None = None
+        self.first = None
+
+    def scale(self) -> int:
+        return self.slots
+
+    def dispatch(self, shards) -> bool:
+        while len(self.in_flight) < self.slots:
+            shard = next(shards, None)
+            if shard is None:
+                return True
+            self.in_flight.append(shard)
+            self.handed += 1
+            self.first = self.first or time.time()
+        return False
+
+    def busy(self) -> bool:
+        return bool(self.in_flight)
+
+    def wait(self, timeout: float) -> list[Outcome]:
+        self.before_wait(self)
+        done, self.in_flight = self.in_flight, []
+        out = []
+        for shard in done:
+            error = self.fail(shard)
+            out.append(Outcome(shard, 1, error=error) if error else Outcome(shard, 1, self.play(shard)))
+        return out
+
+    def report(self) -> PoolReport:
+        return PoolReport((), self.slots, len(self.in_flight), False, 0, self.first, time.time())
+
+    def close(self, grace_s: float = 0.0) -> None:
+        self.closed = grace_s
+
+
+class Health:
+    def __init__(self, problem_after: int | None = None):
+        self.calls, self.problem_after, self.closed = 0, problem_after, False
+
+    def problem(self) -> str | None:
+        self.calls += 1
+        return "the Ray cluster's head node died" if self.problem_after and self.calls > self.problem_after else None
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def coordinator(tmp_path, pool_kwargs=None, health=None, **values) -> tuple[Coordinator, PlainPool]:
+    config = make_config(tmp_path / "run", **{**SMALL, **values})
+    store = RunStore(config.out)
+    store.make_root()
+    lease = Lease(store).acquire()
+    config = open_run(config, store, resume=(tmp_path / "run" / "run.json").exists())
+    runner = ShardRunner(config.deck, config.space().split, config.strategy)
+    pool = PlainPool(runner.run, **(pool_kwargs or {}))
+    c = Coordinator(config, store, lease, local=False, pool=pool, health=health or Health())
+    return c, pool
+
+
+def progress(tmp_path) -> dict:
+    return json.loads((tmp_path / "run" / "progress.json").read_text())
+
+
+@pytest.fixture(autouse=True)
+def fast_checks(monkeypatch):
+    monkeypatch.setattr(coordinator_module, "HEALTH_S", 0.0)  # the cluster's health at every turn
+
+
+def test_a_search_that_plays_every_shard_is_finished(tmp_path):
+    c, pool = coordinator(tmp_path)
+    report = c.run()
+    c.lease.release()
+    assert (report.state, report.shards_done, report.deals, report.new_shards) == ("finished", 6, 6_000, 6)
+    assert pool.handed == 6 and pool.closed == coordinator_module.KILL_GRACE_S
+    assert progress(tmp_path)["state"] == "finished" and progress(tmp_path)["tables"] is True
+    assert tables_of(tmp_path / "run")["shards"].num_rows == 6 and (tmp_path / "run" / "games.parquet").exists()
+    again, _ = coordinator(tmp_path)  # nothing left: finished at once, nothing handed out
+    assert again.run().state == "finished" and again.pool.handed == 0
+    again.lease.release()
+
+
+def test_the_time_limit_stops_a_session_that_has_played_shards(tmp_path, monkeypatch):
+    slow = lambda pool: time.sleep(0.15)  # each turn's wait takes a while
+    c, pool = coordinator(tmp_path, pool_kwargs=dict(slots=1, before_wait=slow), time_limit=0.4)
+    report = c.run()
+    c.lease.release()
+    assert report.state == "time limit" and 1 <= report.shards_done < 6
+    assert progress(tmp_path)["state"] == "time limit"
+    resumed, _ = coordinator(tmp_path, time_limit=0)
+    assert resumed.run().state == "finished" and resumed.totals.done == 6
+    resumed.lease.release()
+
+
+def test_a_session_with_nothing_played_at_its_limit_runs_over_until_its_first_shards_are_back(tmp_path):
+    c, pool = coordinator(tmp_path, pool_kwargs=dict(slots=2), time_limit=1e-6)
+    report = c.run()
+    c.lease.release()
+    # Overtime: the shards first handed out are played, no more; the plan was cut short at the limit.
+    assert (report.state, report.shards_done, pool.handed) == ("time limit", 2, 2)
+
+
+def test_overtime_that_reaches_the_end_of_the_plan_is_finished():
+    course = Course(iter([]), deadline=time.time() - 1)
+    assert not course.expired(time.time(), played=False) and course.overtime
+    pool = PlainPool(lambda shard: None)
+    course.hand_out(pool)
+    assert course.exhausted and course.ended(pool) is Stop.FINISHED and course.wait_s(time.time()) == 0.5
+    assert Course(iter([]), deadline=None).expired(time.time(), played=True) is False
+    assert Course(iter([]), deadline=time.time() - 1).expired(time.time(), played=True) is True
+
+
+def test_an_interrupt_ends_the_search_interrupted_with_its_shards_written(tmp_path):
+    def interrupt(pool):
+        if pool.handed > 2:
+            raise KeyboardInterrupt
+    c, pool = coordinator(tmp_path, pool_kwargs=dict(slots=1, before_wait=interrupt))
+    report = c.run()
+    c.lease.release()
+    assert report.state == "interrupted" and report.shards_done == 2 and pool.closed == 0.0
+    assert progress(tmp_path)["state"] == "interrupted" and progress(tmp_path)["tables"] is False
+
+
+def test_a_lease_taken_over_stops_the_search_with_its_sentence(tmp_path):
+    def steal(pool):
+        if pool.handed > 2:
+            c.lease.lost = "another job took over run X (someone)"
+    c, pool = coordinator(tmp_path, pool_kwargs=dict(slots=1, before_wait=steal))
+    with pytest.raises(BmnError, match="another job took over run X"):
+        c.run()
+    c.lease.release()
+    assert c.totals.done >= 2 and pool.closed == coordinator_module.KILL_GRACE_S
+
+
+def test_a_progress_file_that_cannot_be_written_stops_the_search(tmp_path, monkeypatch):
+    monkeypatch.setattr(course_module, "PROGRESS_S", 0.01)
+    c, pool = coordinator(tmp_path, pool_kwargs=dict(slots=1, before_wait=lambda pool: time.sleep(0.05)))
+    real = c.store.write_json
+
+    def full(rel, value):
+        if rel == "progress.json":
+            raise OSError(28, "No space left on device")
+        return real(rel, value)
+    monkeypatch.setattr(c.store, "write_json", full)
+    with pytest.raises(BmnError, match=r"cannot write progress.json to .* \(No space left on device\); the search "
+                                       r"stopped with \d+ shards written and kept"):
+        c.run()
+    c.lease.release()
+
+
+def test_a_cluster_that_is_gone_stops_the_search_saying_how_to_resume(tmp_path):
+    c, pool = coordinator(tmp_path, pool_kwargs=dict(slots=1), health=Health(problem_after=2))
+    with pytest.raises(BmnError, match=r"head node died; the search stopped with \d of 6 shards done and written: "
+                                       r"`bmn resume .*` continues it"):
+        c.run()
+    c.lease.release()
+    assert pool.closed == 0.0 and c.health.closed and progress(tmp_path)["state"] == "stopped: cluster lost"
+
+
+def test_a_shard_given_up_is_written_failed_and_the_search_finishes(tmp_path):
+    c, pool = coordinator(tmp_path, pool_kwargs=dict(fail=lambda shard: "worker lost" if shard.id == 4 else None))
+    report = c.run()
+    c.lease.release()
+    assert (report.state, report.shards_done, report.shards_failed) == ("finished", 5, 1)
+    shards = tables_of(tmp_path / "run")["shards"].to_pylist()
+    assert [(s["shard"], s["status"], s["error"]) for s in shards if s["status"] == "failed"] == [(4, "failed", "worker lost")]
+
+
+def test_progress_json_has_one_owner(tmp_path, monkeypatch):
+    """While the loop runs, only the owner's thread writes progress.json; at the end, `last` (after the thread
+    is stopped) writes the final state."""
+    monkeypatch.setattr(course_module, "PROGRESS_S", 0.01)
+    store = RunStore(str(tmp_path))
+    store.make_root()
+    seen = []
+    owner = ProgressFile(store, lambda: {"n": len(seen)})
+    real = store.write_json
+    monkeypatch.setattr(store, "write_json", lambda rel, value: seen.append(value["state"]) or real(rel, value))
+    owner.start()
+    time.sleep(0.1)
+    owner.last("finished", tables=True)
+    assert seen[-1] == "finished" and set(seen[:-1]) == {"running"} and len(seen) > 2
+    assert json.loads((tmp_path / "progress.json").read_text())["tables"] is True
+    count = len(seen)
+    time.sleep(0.05)
+    assert len(seen) == count  # the thread is gone
