@@ -28,6 +28,7 @@ TINY = {
     "longest_growth": (None, [], "strategy,seed,cpu_s,longest"),
     "longest_vs_random": (None, ["0.001", "1", "1000"], "longest longer than climb"),
     "states_bias": (None, ["--seconds", "0.05", "--decks", "0:6,1:2,2:2"], "max_imbalance 1"),
+    "states_speed": ([], ["2000", "0:6,1:2,2:2"], "0:6,1:2,2:2 deals: "),
 }
 # Scripts whose main starts servers or a Ray cluster (tens of seconds even with tiny arguments):
 # imported only, which still catches an import from a module that moved.
@@ -37,6 +38,8 @@ IMPORT_ONLY = {
     # compiling a kernel to SASS takes seconds: tests/test_warp_model.py runs both on the real kernels
     "sass": "compiles the GPU kernels (tests/test_warp_model.py runs it)",
     "warp_model": "compiles the GPU kernels and records 100,000 games (tests/test_warp_model.py runs it)",
+    "known_cycles": "measures every cycle of the catalogue's sources (tests/test_catalogue.py holds its published "
+                    "half to the shipped file)",
 }
 
 
