@@ -580,8 +580,10 @@ def region_of_each(name: str, module: str | None = None) -> tuple[list[Instructi
     loop_first = min(found)
     end_line = max(line for line, n in found.items() if n == "end")
     anchors = sorted(found)
-    helper = getattr(load_module(module), "_keep", None)
-    keep = span(helper) if helper is not None else None
+    # The rare paths the kernel keeps in helpers of their own: a kept deal's slot (`_keep`), and a lane's tally
+    # added to its piece's when the piece changes (`_flush`: where pieces meet, and at the end).
+    rare = {name: span(fn) for name, fn in (("keep", getattr(load_module(module), "_keep", None)),
+                                            ("flush", getattr(load_module(module), "_flush", None))) if fn is not None}
 
     def mine(ins: Instruction) -> bool:
         return ins.file == kernel_file and ins.line is not None
@@ -606,8 +608,9 @@ def region_of_each(name: str, module: str | None = None) -> tuple[list[Instructi
         elif not started:
             where = "prologue"
         elif mine(ins) and ins.line > last:
-            # the helpers defined after the kernel in its file: a kept deal's slot (rare), or the tally
-            where = "keep" if keep is not None and keep.holds(ins.file, ins.line) else "finish"
+            # the helpers defined after the kernel in its file: a kept deal's slot and a piece's flush (rare),
+            # or the tally
+            where = next((name for name, helper in rare.items() if helper.holds(ins.file, ins.line)), "finish")
         else:
             where = following[k] or "epilogue"  # an inlined function's line
             if where == "checkpoint":
@@ -627,8 +630,9 @@ def regions(name: str, module: str | None = None) -> dict[str, Counter]:
     loop line after it, the statement that uses what the function computed (or to the refill, the only
     caller of functions at a checkpoint, where the compiler moved a deal's code above its test).
     Instructions before the loop's first line are the prologue, after `@end` the epilogue; those of
-    functions defined after the kernel in its file (`_finished`, `_keep`: a finished game's tally) are
-    the finish region's, but `_keep`'s, the rare path of a kept deal, which are the keep region's."""
+    functions defined after the kernel in its file (`_finished`, `_tallied`, `_keep`, `_flush`: a finished
+    game's tally) are the finish region's, but `_keep`'s and `_flush`'s, the rare paths of a kept deal and
+    of a lane's tally added to its piece's, which are the keep and flush regions'."""
     listed, where = region_of_each(name, module)
     out: dict[str, Counter] = {}
     for ins, region in zip(listed, where):

@@ -82,6 +82,8 @@ ASSUMPTIONS = [
     "unrolling, read from the loop's memory accesses",
     "Brent's check runs only at trick ends past brent_start = 416 tricks (how many games get there is printed "
     "above); no cycles among random standard deals",
+    "a lane adds its tally to its piece's (`_flush`, global atomics) only where the launch's pieces meet and "
+    "at its end: a few times a lane in a launch of ~10^2 deals a lane, not counted",
     "no deal is kept (a record hunt keeps a few in 10^9); a warp's shared atomics on one address aggregated by "
     "the compiler (one lane's ATOMS); the flat kernel's shared arrays [entry, lane] free of bank conflicts, the "
     "converged kernel's rows of 64 bytes a thread 16-way (its LSU bound counts each access 16 times)",
@@ -503,6 +505,73 @@ def converged_costs(kernel: str = "random_sweep", module: str = OLD) -> dict[str
     return costs
 
 
+# ---------------------------------------------------------------- how a launch fills the device
+
+@njit(cache=True)
+def lanes_busy(costs, lanes, deals, grab):
+    """A launch of `deals` on `lanes` lanes, each lane taking `grab` deals from the work counter whenever it
+    is free (deal d costs costs[d % len(costs)] iterations: its segments and its take): (the lanes' busy
+    iterations, the iterations until the last lane is done). A binary heap of the lanes' free times."""
+    heap = np.zeros(lanes, dtype=np.int64)  # every lane free at 0
+    n = costs.shape[0]
+    busy = 0
+    done = 0
+    d = 0
+    while d < deals:
+        t = heap[0]  # the first lane free takes the next run
+        work = 0
+        for k in range(d, min(d + grab, deals)):
+            work += costs[k % n]
+        d += grab
+        busy += work
+        t += work
+        done = max(done, t)
+        # sift the root down with its new free time
+        i = 0
+        while True:
+            c = 2 * i + 1
+            if c >= lanes:
+                break
+            if c + 1 < lanes and heap[c + 1] < heap[c]:
+                c += 1
+            if heap[c] >= t:
+                break
+            heap[i] = heap[c]
+            i = c
+        heap[i] = t
+    return busy, done
+
+
+def fill_model(tr: Traces, lanes: int, shard_size: int, gpu_batch: int = 0) -> dict:
+    """How a GPU batch of the plan's shards fills the device (kernels/sweep/gpu.py): the shards a batch takes
+    (gpu_batch, or 0: `batch_for` its lanes), the deals of its launch, the grab, the fraction of the resident
+    lanes that get work, and the fraction of the lanes' time spent playing until the launch's last game
+    ends (each deal costing a recorded game's segments and one take, the lanes taking runs greedily)."""
+    sys.path.insert(0, str(ROOT))
+    from kernels.sweep import cuda, gpu
+
+    batch = gpu_batch or gpu.batch_for(shard_size, lanes)
+    deals = batch * shard_size
+    grab = gpu.grab_for(deals, lanes, cuda.GRAB)
+    costs = np.diff(tr.offsets) + 1
+    busy, done = lanes_busy(costs, lanes, deals, grab)
+    return dict(shards=batch, deals=deals, grab=grab, lanes=lanes, with_work=gpu.lanes_with_work(deals, lanes, cuda.GRAB),
+                busy=busy / (lanes * done) if done else 0.0)
+
+
+def default_fill(tr: Traces, machine: dict = H200) -> dict:
+    """fill_model for the default `random` config (cluster/config.py's SearchConfig: its shard_size and
+    gpu_batch) on `machine`, its lanes from the compiled random sweep's occupancy."""
+    from cluster.config import SearchConfig
+
+    figures = sass.resources("random_sweep")
+    occ = occupancy(figures["registers"], _module_attr(None, "THREADS"), figures["shared"])
+    lanes = machine["multiprocessors"] * occ["warps"] * LANES
+    config = SearchConfig()
+    return dict(fill_model(tr, lanes, config.shard_size, config.gpu_batch), machine=machine["name"],
+                warps=occ["warps"], shard_size=config.shard_size, gpu_batch=config.gpu_batch)
+
+
 # ---------------------------------------------------------------- the figures
 
 def throughput(per_deal: Counter, machine: dict = H200, shared_ways: int = 1) -> dict:
@@ -639,7 +708,20 @@ def main(argv=None) -> None:
                              "and the current kernel")
     parser.add_argument("--new-module", action="append", default=[], help="a module to model besides the default ones")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--fill", action="store_true",
+                        help="how the default random config's GPU batch fills the device (no kernel cost model)")
     args = parser.parse_args(argv)
+    if args.fill:
+        f = default_fill(traces(args.games, args.seed))
+        if args.json:
+            print(json.dumps(_jsonable(f)))
+            return
+        print(f"MODEL (no GPU ran): the default random config (shard_size {f['shard_size']:,}, gpu_batch "
+              f"{f['gpu_batch']}: as many as fill the device) on one {f['machine']}: {f['lanes']:,} resident lanes "
+              f"({f['warps']} warps a multiprocessor by the compiled kernel's occupancy); a GPU batch of {f['shards']:,} "
+              f"shards, {f['deals']:,} deals a launch, runs of {f['grab']} deals: {f['with_work']:.1%} of the lanes "
+              f"get work, busy {f['busy']:.1%} of the launch (recorded games' segments, lanes taking runs greedily)")
+        return
     modules = args.module or [OLD, None]
     modules += [m for m in args.new_module if m not in modules]
     try:

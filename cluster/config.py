@@ -25,7 +25,7 @@ from .storage import refuse_credentials
 
 # Keys that say how a run is executed, not what it computes: they may change when a run is resumed.
 EXECUTION_KEYS = ("out", "workers", "max_workers", "address", "time_limit", "progress", "max_attempts", "in_flight",
-                  "shard_timeout", "device", "gpu_batch")
+                  "shard_timeout", "device", "gpu_batch", "audit")
 DEVICES = ("auto", "cpu", "gpu")
 
 # Strategies with a table of their own parameters (`[climb] pool = ...`): the table's name is the
@@ -68,9 +68,14 @@ class SearchConfig:
     # per GPU of the cluster, nothing on the other CPUs); "auto" (an actor per GPU, each holding a CPU to
     # drive it, and CPU actors on the other CPUs; on a cluster without GPUs, CPU actors only).
     device: str = "auto"
-    # Shards a GPU actor takes per call (cluster/pool.py): a GPU plays as much as dozens of CPU cores, so
-    # its calls are this many of the plan's shards (the plan, and so the results, are the same).
-    gpu_batch: int = 16
+    # Shards a GPU actor takes per call (cluster/pool.py), played in one launch where they fit: a GPU plays
+    # as much as hundreds of CPU cores, so its calls are this many of the plan's shards (the plan, and so
+    # the results, are the same). 0: as many as fill the device, FILL deals for each lane it holds at once
+    # (kernels/sweep/gpu.py `batch_for`, from the actor's occupancy).
+    gpu_batch: int = 0
+    # The fraction of the shards a GPU plays that a CPU actor plays again and compares (cluster/audit.py):
+    # a mismatch stops the search, the shard redone on the CPU. 0: none.
+    audit: float = 0
 
     # Filled by resolve() for the deals and extend strategies: the deals of the deals file, kept in
     # the run directory (inputs.txt) so a run never depends on the file again; only their hash
@@ -207,7 +212,7 @@ KEYS: dict[str, Param] = {p.name: p for p in (
     _key("workers", **_BOUND), _key("max_workers", **_BOUND), _key("address", **_TEXT),
     _key("time_limit", kind=float, minimum=0), _key("progress", kind=bool),
     _key("max_attempts", **_COUNT), _key("in_flight", **_COUNT), _key("shard_timeout", kind=float, minimum=0),
-    _key("device", kind=str), _key("gpu_batch", **_COUNT),
+    _key("device", kind=str), _key("gpu_batch", **_BOUND), _key("audit", kind=float, minimum=0, maximum=1),
     _key("input_sha256", **_TEXT), _key("input_count", **_BOUND),
 )}
 
@@ -247,6 +252,9 @@ def check_execution(config: SearchConfig, where: str) -> None:
                            f"{' and '.join(gpu_strategies)} have); use device = \"cpu\" or \"auto\"")
         from kernels.sweep.gpu import check_space
         check_space(config.space())
+        if config.audit:
+            raise BmnError(f"{where}: audit plays GPU shards again on CPU workers, and device = \"gpu\" has none; use "
+                           f"device = \"auto\" (GPU and CPU workers)")
     if not config.out:
         raise BmnError(f"{where}: out must name a run directory or URI")
     refuse_credentials(config.out, f"{where}: out")

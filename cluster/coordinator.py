@@ -57,6 +57,7 @@ from kernels.errors import BmnError
 from . import known
 from .config import SearchConfig
 from .lease import Lease
+from .audit import MATCHED, MISMATCH, Audits, difference
 from .course import Course, ProgressFile, Stop
 from .figures import game_json
 from .plan import Plan
@@ -122,7 +123,7 @@ class Coordinator:
         self.workers = Workers(config, self.plan) if pool is None else None
         self.pool = pool or ShardPool(self.workers.new_actor, self.workers.wanted, in_flight=config.in_flight,
                                       max_attempts=config.max_attempts, shard_timeout=config.shard_timeout,
-                                      fixed=bool(config.workers), gpu_batch=config.gpu_batch)
+                                      fixed=bool(config.workers), gpu_batch=self.workers.gpu_batch)
         self._health = health
         # The pool as the loop last read it (progress.json, written by its own thread, reads it too).
         self.pool_report = self.pool.report()
@@ -143,6 +144,7 @@ class Coordinator:
         self._last_scale = self._last_health = 0.0
         self.lost: str | None = None  # the cluster gone: why
         self.progress_file = ProgressFile(store, self._figures)
+        self.audits = Audits(config.audit, config.fingerprint())  # GPU shards played again on CPUs
 
     # -- the loop -------------------------------------------------------------------------------
     def run(self) -> RunReport:
@@ -293,10 +295,41 @@ class Coordinator:
         return ""
 
     def _record(self, outcome: Outcome) -> None:
-        """A shard's outcome from the pool: its summary made (done, or given up), its file written."""
+        """A shard's outcome from the pool: its summary made (done, or given up), its file written. A GPU
+        shard the run audits is held while a CPU actor plays it again (cluster/audit.py)."""
+        if outcome.audit:
+            self._audited(outcome)
+            return
+        if self.audits.wants(outcome):
+            self.audits.held[outcome.shard.id] = outcome
+            self.pool.audit(outcome.shard)
+            return
+        self._write(outcome)
+
+    def _audited(self, cpu: Outcome) -> None:
+        """A GPU shard's audit back: the GPU's result written if the CPU's equals it; else the CPU's written and
+        the search stopped, naming the shard, the GPU worker and its device. An audit that could not be played
+        leaves the GPU's result, said unaudited."""
+        gpu = self.audits.held.pop(cpu.shard.id)
+        if cpu.played is None:
+            self.progress.say(f"bmn: the audit of shard {cpu.shard.id} could not be played ({cpu.error}); its GPU "
+                              f"result is kept unaudited")
+            self._write(gpu)
+            return
+        what = difference(gpu.played, cpu.played)
+        if what is None:
+            self._write(gpu, audit=MATCHED)
+            return
+        self._write(cpu._replace(attempts=gpu.attempts), audit=MISMATCH)
+        worker = gpu.played.figures.worker
+        raise BmnError(f"the GPU worker {worker} ({self.pool.device_of(worker)}) computed shard {cpu.shard.id} "
+                       f"differently from a CPU ({what}); the CPU's result is written, and the search stops: check that "
+                       f"GPU (`bmn resume {self.store.uri} --device cpu` goes on without GPUs)")
+
+    def _write(self, outcome: Outcome, audit: str | None = None) -> None:
         shard, played = outcome.shard, outcome.played
         summary = ShardSummary.of(shard, played and played.figures, attempts=outcome.attempts,
-                                  run=self.owner.fingerprint, error=outcome.error)
+                                  run=self.owner.fingerprint, error=outcome.error, audit=audit)
         self.session_deals += summary.deals
         rows = games_table(played) if played is not None else GAMES_SCHEMA.empty_table()
         rel = shard_file_name(shard.id)

@@ -66,6 +66,7 @@ class Outcome(NamedTuple):
     attempts: int
     played: PlayedShard | None = None
     error: str | None = None
+    audit: bool = False  # a GPU shard's audit: played again on a CPU actor (`ShardPool.audit`)
 
     @property
     def done(self) -> bool:
@@ -92,6 +93,7 @@ class PoolActor:
         self.ready = False
         self.alive = True
         self.where = "?"
+        self.batch = 1  # shards per call (a GPU actor's: the pool's gpu_batch, once warmed up)
         self.pid: int | None = None  # known once warmed up (so a test can kill it mid-shard)
         self.node_id: str | None = None
         self.queue: collections.deque = collections.deque()  # its refs in flight, oldest first
@@ -111,12 +113,12 @@ def _reason(error: BaseException) -> str:
 class ShardPool:
     def __init__(self, new_actor: Callable[[str], object], wanted: Callable[[int], int | dict[str, int]], *,
                  in_flight: int, max_attempts: int, shard_timeout: float = 0.0, fixed: bool = False,
-                 gpu_batch: int = 1, clock: Callable[[], float] = time.monotonic):
+                 gpu_batch: int | Callable[[dict], int] = 1, clock: Callable[[], float] = time.monotonic):
         """`new_actor(kind)` makes an actor of a kind, "cpu" or "gpu" (a Ray actor handle with warm_up()
         and run_batch(shards): one shard for a CPU actor); `wanted(gpu_failures)` says how many the run
         wants now, told how many GPU actors have failed: a number of CPU actors, or a count per kind;
         `fixed`: the number of CPU actors is the user's (workers = N); `gpu_batch`: shards per call to a
-        GPU actor."""
+        GPU actor (or a function of what its warm-up said of it: its lanes)."""
         self.new_actor = new_actor
         self.wanted = wanted
         self.per_actor = in_flight
@@ -128,7 +130,9 @@ class ShardPool:
         self.actors: list[PoolActor] = []
         self.attempts: collections.Counter = collections.Counter()
         self.retry: collections.deque[Shard] = collections.deque()
-        self.retry_cpu: collections.deque[Shard] = collections.deque()  # shards a failed GPU gave back
+        self.retry_cpu: collections.deque[Shard] = collections.deque()  # shards a failed GPU gave back, audits
+        self.auditing: set[int] = set()  # GPU shards played again on CPU actors to audit them
+        self.devices: dict[str, str] = {}  # a GPU actor's `where` -> its device, in a few words
         self.in_flight: dict = {}  # ref -> (its shards, actor): one shard, or a GPU actor's batch
         self.slowest: float | None = None  # the longest a shard has taken on an actor, in s
         self.lost_actors = 0  # actors lost, all causes
@@ -214,7 +218,7 @@ class ShardPool:
         for actor in self.actors:
             while actor.alive and actor.ready and len(actor.queue) < self.per_actor:
                 batch: list[Shard] = []
-                while len(batch) < (self.gpu_batch if actor.kind == "gpu" else 1):
+                while len(batch) < actor.batch:
                     if actor.kind == "cpu" and self.retry_cpu:
                         batch.append(self.retry_cpu.popleft())
                     elif self.retry:
@@ -269,6 +273,9 @@ class ShardPool:
                 try:
                     info = ray.get(ref)
                     actor.where, actor.pid, actor.node_id = info["where"], info["pid"], info["node_id"]
+                    if actor.kind == "gpu":
+                        actor.batch = self.gpu_batch(info) if callable(self.gpu_batch) else self.gpu_batch
+                        self.devices[actor.where] = info.get("gpu") or "a GPU"
                     actor.ready = True
                 except ray.exceptions.RayError as error:
                     if actor.kind == "gpu" and _raised(error):
@@ -307,7 +314,9 @@ class ShardPool:
         outcomes = []
         for shard, played in zip(shards, results):
             self.slowest = max(self.slowest or 0.0, played.figures.elapsed_s)
-            outcomes.append(Outcome(shard, self.attempts[shard.id], played))
+            audit = actor.kind == "cpu" and shard.id in self.auditing
+            self.auditing.discard(shard.id) if audit else None
+            outcomes.append(Outcome(shard, self.attempts[shard.id], played, audit=audit))
         return outcomes
 
     def _expire(self) -> list[Outcome]:
@@ -377,10 +386,22 @@ class ShardPool:
         return shards
 
     def _retry_or_give_up(self, shard: Shard, error: str) -> list[Outcome]:
+        audit = shard.id in self.auditing
         if self.attempts[shard.id] < self.max_attempts:
-            self.retry.append(shard)
+            (self.retry_cpu if audit else self.retry).append(shard)  # (an audit on a CPU actor again)
             return []
-        return [Outcome(shard, self.attempts[shard.id], error=error)]
+        self.auditing.discard(shard.id)
+        return [Outcome(shard, self.attempts[shard.id], error=error, audit=audit)]
+
+    def audit(self, shard: Shard) -> None:
+        """Play a shard a GPU actor played again, on a CPU actor (its outcome comes back with `audit` set)."""
+        self.auditing.add(shard.id)
+        self.attempts[shard.id] = 0
+        self.retry_cpu.append(shard)
+
+    def device_of(self, where: str) -> str:
+        """The device of the GPU actor at `where` (its warm-up's words)."""
+        return self.devices.get(where, "a GPU")
 
     def _kill(self, actor: PoolActor) -> None:
         actor.alive = False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 
 from . import known
 from .config import from_json
@@ -21,7 +22,9 @@ def run_status_dict(uri: str) -> dict:
     plan = Plan(config)
     damaged: dict[str, str] = {}
     foreign: dict[str, str] = {}
-    totals = RunTotals.of(read_summaries(store, damaged, Ownership(plan, config.fingerprint()), foreign))
+    summaries = read_summaries(store, damaged, Ownership(plan, config.fingerprint()), foreign)
+    totals = RunTotals.of(summaries)
+    audited = Counter(s.audit for s in summaries.values() if s.audit)
     progress = read_progress(store)
     lock = live_holder(store)
     running = lock is not None
@@ -47,6 +50,7 @@ def run_status_dict(uri: str) -> dict:
         "cycles": len(totals.cycle_ids),
         "cycles_known": {label: labels.count(label) for label in sorted({x for x in labels if x is not None})},
         "cycles_new": labels.count(None), "unit": plan.strategy.unit, "damaged": damaged, "foreign": foreign,
+        "audited": audited.get("matched", 0) + audited.get("mismatch", 0), "mismatches": audited.get("mismatch", 0),
     }
 
 
@@ -73,6 +77,10 @@ def run_status(uri: str, as_json: bool = False) -> int:
         print(f"longest   {g['cards']} cards, {g['tricks']} tricks: {g['hands']}")
     labels = [label for label, n in st["cycles_known"].items() for _ in range(n)] + [None] * st["cycles_new"]
     print(f"cycles    {st['cycles']} distinct" + (f": {known.summary(labels)}" if st["cycles"] else ""))
+    if st["audited"]:
+        print(f"audited   {st['audited']:,} GPU shards played again on CPUs: {st['mismatches']:,} mismatch"
+              + ("es" if st["mismatches"] != 1 else "") + (" (see the search's error; their CPU results are "
+                                                           "written)" if st["mismatches"] else ""))
     for rel, why in st["foreign"].items():
         print(f"foreign   {rel}: not this run's ({why}); its shards are not counted (`bmn resume {st['run']}` "
               f"moves it to foreign/)")

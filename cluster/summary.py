@@ -59,10 +59,11 @@ class ShardSummary(ShardFigures):
     error: str | None = None
     results_version: int | None = RESULTS_VERSION  # what computed it (None: not recorded)
     run: str | None = None  # the fingerprint of the run that wrote it (None: written before runs signed shards)
+    audit: str | None = None  # a GPU shard played again on a CPU: "matched", or "mismatch" (cluster/audit.py)
 
     @classmethod
     def of(cls, shard: Shard, figures: ShardFigures | None, *, attempts: int, run: str | None,
-           error: str | None = None) -> "ShardSummary":
+           error: str | None = None, audit: str | None = None) -> "ShardSummary":
         """The summary of a shard done (the figures its worker reported) or given up (None, with the last
         try's error), after `attempts` tries, signed by the run that wrote it."""
         status = "failed" if figures is None else "done"
@@ -70,7 +71,7 @@ class ShardSummary(ShardFigures):
             figures = ShardFigures(finished_at=time.time())  # (when it was given up)
         played = {f.name: getattr(figures, f.name) for f in fields(ShardFigures)}
         return cls(shard=shard.id, strategy=shard.strategy, params=shard.params,
-                   status=status, attempts=attempts, error=error, run=run, **played)
+                   status=status, attempts=attempts, error=error, run=run, audit=audit, **played)
 
     @property
     def done(self) -> bool:
@@ -85,6 +86,8 @@ class ShardSummary(ShardFigures):
             del values["results_version"]
         if self.run is None:
             del values["run"]
+        if self.audit is None:
+            del values["audit"]
         if self.cycle_rows is None:
             del values["cycle_rows"]
         else:

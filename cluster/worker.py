@@ -21,7 +21,7 @@ import ray
 from kernels.dealspace import DealSpace
 from kernels.decks import parse_deck
 from kernels.errors import BmnError
-from kernels.strategies import Shard, ShardResult, get, run_shard as run_strategy_shard
+from kernels.strategies import Shard, ShardResult, get, run_shard as run_strategy_shard, run_shard_batch
 
 from .figures import PlayedShard
 
@@ -66,14 +66,16 @@ class ShardRunner:
         BmnError with one sentence where this process has no usable GPU); say where this worker runs."""
         self._on_its_core()
         space = DealSpace(parse_deck(self.deck), self.split)
+        lanes = None
         if self.device == "gpu":
-            from kernels.sweep.gpu import describe_gpu
+            from kernels.sweep.gpu import describe_gpu, resident_blocks
             self.gpu = describe_gpu()
             get(self.strategy).warm_up(space, device="gpu")
+            lanes = resident_blocks() * 32  # the lanes the device holds at once (what gpu_batch = 0 fills)
         else:
             get(self.strategy).warm_up(space)
         node_id = ray.get_runtime_context().get_node_id() if ray.is_initialized() else "local"
-        return {"where": self.where, "pid": os.getpid(), "node_id": node_id, "gpu": self.gpu}
+        return {"where": self.where, "pid": os.getpid(), "node_id": node_id, "gpu": self.gpu, "lanes": lanes}
 
     def run(self, shard: Shard) -> PlayedShard:
         """The shard played: its candidate deals (its games rows once the driver makes the table) and figures."""
@@ -82,10 +84,20 @@ class ShardRunner:
         return PlayedShard.of(shard, result, deck=self.deck, elapsed_s=time.perf_counter() - t0, worker=self.where)
 
     def run_batch(self, shards: list[Shard]) -> list[PlayedShard]:
-        """Shards one after another, each its own rows and figures: what the pool calls (one shard on a
-        CPU actor, `gpu_batch` of them on a GPU actor)."""
+        """Shards, each its own candidates and figures: what the pool calls (one shard on a CPU actor; a GPU
+        batch on a GPU actor, played in as few launches as it allows, each shard's time its share of the
+        batch's by its deals)."""
         self._on_its_core()
-        return [self.run(shard) for shard in shards]
+        if self.device != "gpu" or len(shards) == 1:
+            return [self.run(shard) for shard in shards]
+        t0 = time.perf_counter()
+        space = DealSpace(parse_deck(self.deck), self.split)
+        results = run_shard_batch(space, shards, self.device)
+        elapsed = time.perf_counter() - t0
+        deals = sum(r.deals for r in results) or len(results)
+        return [PlayedShard.of(shard, result, deck=self.deck, worker=self.where,
+                               elapsed_s=elapsed * (result.deals or (deals == len(results))) / deals)
+                for shard, result in zip(shards, results)]
 
 
 ShardWorker = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(ShardRunner)
@@ -115,6 +127,14 @@ class Workers:
             if os.environ.get("NUMBA_ENABLE_CUDASIM"):
                 options["runtime_env"] = {"env_vars": {"NUMBA_ENABLE_CUDASIM": os.environ["NUMBA_ENABLE_CUDASIM"]}}
         return ShardWorker.options(**options).remote(deck, space.split, self.config.strategy, kind)
+
+    def gpu_batch(self, info: dict) -> int:
+        """Shards a GPU actor takes per call: the config's gpu_batch, or (0) as many as fill its device: FILL
+        deals for each lane it holds at once, shards of shard_size deals (kernels/sweep/gpu.py `batch_for`)."""
+        if self.config.gpu_batch:
+            return self.config.gpu_batch
+        from kernels.sweep.gpu import batch_for
+        return batch_for(self.config.shard_size, info.get("lanes") or 32)
 
     def uses_gpus(self) -> bool:
         """Whether this run gives GPUs actors: device "gpu", or "auto" for a strategy with GPU kernels

@@ -24,6 +24,7 @@ TINY = {
     "climb_vs_random": (None, ["2000", "1"], "climb longer in"),
     "cycle_probes": ([], ["states", "0:6,1:2,2:2", "0.05"], "500,000 random states"),
     "dormant_swaps": ([], ["J-K-Q--A-/--Q-J--K-A-"], "24 swaps"),
+    "gpu_host": ([], ["1000000", "3000", "20000"], "the host's share"),
     "factory_reach": ([], ["0:8,1:2,2:2,3:2,4:2", "0.05", "tries=3000", "seed_states=500"], "beam 0:"),
     "longest_growth": (None, [], "strategy,seed,cpu_s,longest"),
     "longest_vs_random": (None, ["0.001", "1", "1000"], "longest longer than climb"),

@@ -72,11 +72,20 @@ def test_gpu_shards_give_the_cpu_tables(gpu_cluster, tmp_path, values):
 def test_auto_gives_the_gpu_an_actor_and_the_other_cpu_one(gpu_cluster, tmp_path):
     """device = "auto" on 2 CPUs and 1 GPU: a GPU actor and one CPU actor (which of them plays which
     shard is a race: the CPU actor, far faster than the simulator, may play them all; tests/test_pool.py
-    holds the pool to giving both kinds shards); the same tables, and no GPU failing."""
-    done = search(RANDOM, tmp_path / "run", gpu_cluster, "auto", simulator=True)
+    holds the pool to giving both kinds shards); the same tables, and no GPU failing. With audit = 1, every
+    shard the GPU played is played again by the CPU actor, found equal, and marked so (bmn status counts them)."""
+    values = dict(RANDOM, audit=1.0)
+    done = search(values, tmp_path / "run", gpu_cluster, "auto", simulator=True)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "GPU worker" not in done.stderr
-    assert_same_tables(tables_of(tmp_path / "run"), direct_tables(make_config(tmp_path / "cpu", **RANDOM)))
+    assert_same_tables(tables_of(tmp_path / "run"), direct_tables(make_config(tmp_path / "cpu", **values)))
+    from cluster.storage import RunStore
+    from cluster.tables import read_summaries
+    summaries = read_summaries(RunStore(str(tmp_path / "run")))
+    on_gpu = {k for k, s in summaries.items() if s.worker.endswith("/gpu")}
+    assert {k for k, s in summaries.items() if s.audit == "matched"} == on_gpu
+    status = subprocess.run([str(BMN), "status", str(tmp_path / "run"), "--json"], capture_output=True, text=True)
+    assert '"mismatches": 0' in status.stdout and f'"audited": {len(on_gpu)}' in status.stdout
 
 
 def test_a_run_stopped_on_the_gpu_resumes_on_cpus_with_the_same_tables(gpu_cluster, tmp_path):

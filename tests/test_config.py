@@ -188,11 +188,16 @@ def test_a_config_is_frozen_and_changes_only_into_a_new_checked_value():
     resumed = with_execution(config, {"workers": 3, "time_limit": 60, "out": "b"}, "resume")
     assert (resumed.workers, resumed.time_limit, resumed.out) == (3, 60, "b")
     assert (config.workers, config.out) == (0, "a") and resumed.fingerprint() == config.fingerprint()
+    audited = with_execution(config, {"audit": 0.02}, "resume")  # (an execution key: what runs, not what is computed)
+    assert audited.audit == 0.02 and audited.fingerprint() == config.fingerprint()
+    with pytest.raises(BmnError, match="audit plays GPU shards again on CPU workers, and device = \"gpu\" has none"):
+        with_execution(config, {"audit": 0.02, "device": "gpu"}, "resume")
     for values, message in [({"workers": -3}, "workers must not be negative"),
                             ({"max_workers": -1}, "max_workers must not be negative"),
                             ({"time_limit": -5.0}, "time_limit must not be negative"),
                             ({"in_flight": 0}, "in_flight must be at least 1"),
-                            ({"gpu_batch": 0}, "gpu_batch must be at least 1"),
+                            ({"gpu_batch": -1}, "gpu_batch must not be negative"),
+                            ({"audit": 1.5}, "audit must be at most 1"),
                             ({"seed": 5}, "seed cannot change when a run is resumed")]:
         with pytest.raises(BmnError, match=message):
             with_execution(config, values, "resume")

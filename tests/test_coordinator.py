@@ -222,3 +222,98 @@ def test_progress_json_has_one_owner(tmp_path, monkeypatch):
     count = len(seen)
     time.sleep(0.05)
     assert len(seen) == count  # the thread is gone
+
+
+class TwoKinds(PlainPool):
+    """GPU and CPU actors of plain callables: a shard is played by `gpu` (its worker says /gpu), an audit
+    (`audit`) by `cpu`."""
+
+    def __init__(self, gpu, cpu, **kw):
+        super().__init__(gpu, **kw)
+        self.cpu = cpu
+        self.audits: list = []
+        self.devices = {}
+
+    def audit(self, shard):
+        self.audits.append(shard)
+
+    def device_of(self, where):
+        return "NVIDIA H200 (sm_90, 132 multiprocessors)"
+
+    def busy(self):
+        return bool(self.in_flight or self.audits)
+
+    def wait(self, timeout):
+        out = super().wait(timeout)
+        audits, self.audits = self.audits, []
+        return out + [Outcome(shard, 1, self.cpu(shard), audit=True) for shard in audits]
+
+
+def players(config, corrupt: int | None = None):
+    """A GPU player (each result's worker ending in /gpu; shard `corrupt`'s deals miscounted) and a CPU one."""
+    import dataclasses
+
+    from cluster.figures import PlayedShard
+
+    runner = ShardRunner(config.deck, config.space().split, config.strategy)
+
+    def on_gpu(shard):
+        played = runner.run(shard)
+        figures = dataclasses.replace(played.figures, worker="10.0.0.7:4242/gpu",
+                                      deals=played.figures.deals + (shard.id == corrupt))
+        return PlayedShard(*played[:-1], figures)
+    return on_gpu, runner.run
+
+
+def audited_run(tmp_path, corrupt=None, audit=0.5):
+    config = make_config(tmp_path / "run", **SMALL, audit=audit)
+    store = RunStore(config.out)
+    store.make_root()
+    lease = Lease(store).acquire()
+    config = open_run(config, store, resume=False)
+    on_gpu, on_cpu = players(config, corrupt)
+    pool = TwoKinds(on_gpu, on_cpu)
+    return Coordinator(config, store, lease, pool=pool, health=Health()), pool
+
+
+def test_gpu_shards_audited_on_a_cpu_that_match_are_written_as_matched(tmp_path):
+    from cluster.audit import chosen
+    from cluster.status import run_status_dict
+    from cluster.tables import read_summaries
+
+    c, pool = audited_run(tmp_path)
+    report = c.run()
+    c.lease.release()
+    assert report.state == "finished" and report.shards_done == 6
+    audited = [k for k in range(6) if chosen(c.config.fingerprint(), k, 0.5)]
+    assert 0 < len(audited) < 6  # (a fraction, by a hash of the run and the shard)
+    st = run_status_dict(str(tmp_path / "run"))
+    assert (st["audited"], st["mismatches"]) == (len(audited), 0)
+    marks = {k: s.audit for k, s in read_summaries(RunStore(str(tmp_path / "run"))).items()}
+    assert marks == {k: ("matched" if k in audited else None) for k in range(6)}
+
+
+def test_an_altered_gpu_result_is_caught_and_the_shard_redone_on_the_cpu(tmp_path):
+    from cluster.audit import chosen
+    from cluster.tables import read_summaries
+
+    config = make_config(tmp_path / "probe", **SMALL, audit=0.5)
+    victim = next(k for k in range(6) if chosen(config.fingerprint(), k, 0.5))
+    c, pool = audited_run(tmp_path, corrupt=victim)
+    with pytest.raises(BmnError) as caught:
+        c.run()
+    c.lease.release()
+    message = str(caught.value)
+    assert f"computed shard {victim} differently from a CPU (deals: " in message
+    assert "10.0.0.7:4242/gpu (NVIDIA H200" in message and "--device cpu" in message and "\n" not in message
+    summary = read_summaries(RunStore(str(tmp_path / "run")))[victim]
+    assert summary.audit == "mismatch" and summary.deals == 1000  # the CPU's result, not the GPU's 1001
+
+
+def test_which_shards_are_audited_is_a_fraction_fixed_by_the_run():
+    from cluster.audit import chosen
+
+    picked = [k for k in range(10_000) if chosen("0123456789abcdef", k, 0.02)]
+    assert 150 < len(picked) < 250 and picked == [k for k in range(10_000) if chosen("0123456789abcdef", k, 0.02)]
+    assert not any(chosen("0123456789abcdef", k, 0) for k in range(1000))
+    assert all(chosen("0123456789abcdef", k, 1) for k in range(1000))

@@ -170,6 +170,13 @@ EXPECTED = {
     "states small deck": dict(deals=2500, candidates=7),
     "states standard": dict(deals=300, cycles=0, candidates=0),
     "states near equal hands": dict(deals=400, candidates=7),
+    # several shards in one launch of three blocks, each its own ShardResult (the CPU's of that shard alone)
+    "batch of random shards, three blocks": dict(deals=440, shards=3, launches=1),
+    "batch of exhaustive shards, every deal kept, a small buffer": dict(deals=1260, candidates=1260, shards=3),
+    "standard ranks across prefixes, and around Casella's cycle": dict(deals=85, cycles=1, candidates=1, launches=1),
+    "batch of states shards": dict(deals=800, shards=2, launches=1),
+    "batch of near-equal states shards": dict(deals=300, shards=2, launches=1),
+    "launches cut at a limit": dict(launches=4),
 }
 
 
@@ -181,8 +188,11 @@ def test_gpu_sweep_equals_cpu_sweep_under_the_simulator(simulated, case):
         assert report[key] == value, key
     if case.startswith("random small"):
         assert report["cycles"] > 0
-    if "empty" not in case and "cycle" not in case and case != "states standard":
+    if "empty" not in case and "cycle" not in case and case not in ("states standard", "launches cut at a limit"):
         assert report["candidates"] > 0
+    if "small buffer" in case:
+        # The kept deals filled their buffer again and again: the launch went on, no deal played twice.
+        assert report["continued"] >= 2 and report["launches"] == report["continued"] + 1
 
 
 def test_gpu_states_find_what_the_census_finds(simulated):

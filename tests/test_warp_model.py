@@ -267,3 +267,18 @@ def test_the_occupancy_in_the_benchmarks_readme_is_the_codes(current):
     assert int(cells[3]) == registers
     assert re.sub(r"\D", "", cells[5].split("(")[0]) == str(occ["warps"]), \
         f"benchmarks/README.md should say {occ['warps']} warps ({occ['fraction']:.0%}, {occ['limit']})"
+
+
+def test_the_default_random_config_fills_an_h200(recorded):
+    """A GPU batch of the default random config (gpu_batch 0: as many shards as fill the device) on one
+    H200, by the compiled kernel's occupancy: every resident lane gets work, and the lanes are busy at
+    least 95% of the launch (recorded games). One shard a launch, as before GPU batches were one launch,
+    leaves most of the device idle."""
+    f = warp_model.default_fill(recorded)
+    assert f["gpu_batch"] == 0 and f["lanes"] == 132 * f["warps"] * 32
+    assert f["with_work"] >= 0.95 and f["busy"] >= 0.95, f
+    one = warp_model.fill_model(recorded, f["lanes"], f["shard_size"], gpu_batch=1)
+    assert one["busy"] < 0.2 < f["busy"]
+    text = (HERE.parent / "docs" / "gpu.md").read_text()
+    assert f"{f['busy']:.0%} of the launch" in text and f"{f['shards']} shards" in text, \
+        f"docs/gpu.md should say: a GPU batch of {f['shards']} shards, busy {f['busy']:.0%} of the launch"

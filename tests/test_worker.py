@@ -21,7 +21,8 @@ def test_a_runner_returns_the_shards_rows_and_figures():
     config = build_config({"strategy": "random", "deals": 300, "shard_size": 200, "min_cards": 500, "seed": 5})
     plan = Plan(config)
     runner = ShardRunner(config.deck, plan.space.split, config.strategy)
-    assert runner.warm_up() == {"where": f"local:{os.getpid()}", "pid": os.getpid(), "node_id": "local", "gpu": None}
+    assert runner.warm_up() == {"where": f"local:{os.getpid()}", "pid": os.getpid(), "node_id": "local", "gpu": None,
+                                "lanes": None}
     played = runner.run(plan.shard(1))
     figures, table = played.figures, games_table(played)
     assert isinstance(played, PlayedShard) and (played.shard, played.strategy, played.deck) == (1, "random", "standard")

@@ -42,8 +42,10 @@ FLAGS = [
      "taken for stuck and the shard runs elsewhere (default 0: ten times the slowest shard so far, at least 300)"),
     ("--device", "device", str, "random, exhaustive and states: cpu, gpu (an actor per GPU of the cluster) or "
      "auto (default: an actor per GPU, CPU actors on the other CPUs)"),
-    ("--gpu-batch", "gpu_batch", int, "shards a GPU worker takes per call (default 16): a GPU shard is this "
-     "many of the plan's shards"),
+    ("--gpu-batch", "gpu_batch", int, "shards a GPU worker takes per call, in one launch where they fit (default 0: "
+     "as many as fill its device)"),
+    ("--audit", "audit", float, "the fraction of GPU shards played again on CPU workers and compared (default 0; "
+     "a mismatch stops the search)"),
     ("--deals-file", "deals_file", str, f"{', '.join(readers('deals_file'))}: one deal per line"),
     ("--deal", "deal", str, f"{', '.join(readers('deal'))}: the deal (HAND/HAND) to search back from"),
 ]

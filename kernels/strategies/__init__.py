@@ -45,6 +45,7 @@ __all__ = [
     "Candidate", "CycleRow", "Param", "REGISTRY", "STRATEGIES", "Search", "Shard", "ShardParams", "ShardPlan",
     "ShardResult", "Strategy", "Table", "get",
     "run_ancestors", "run_atlas", "run_climb", "run_deals", "run_exhaustive", "run_extend", "run_longest", "run_random", "run_shard",
+    "run_shard_batch",
     "run_states",
 ]
 
@@ -67,3 +68,14 @@ def run_shard(space: DealSpace, shard: Shard, device: str = "cpu") -> ShardResul
     if device != "cpu" and not strategy.gpu:
         raise BmnError(f"the {strategy.name} strategy has no GPU kernels; its shards run on CPUs")
     return strategy.run(space, shard.params, deals=tuple(shard.deals), device=device)
+
+
+def run_shard_batch(space: DealSpace, shards: list[Shard], device: str = "cpu") -> list[ShardResult]:
+    """Several shards of one strategy, each its own result (a GPU actor's batch: on a GPU, in as few
+    launches as it allows; else one after another)."""
+    strategy = get(shards[0].strategy)
+    if any(s.strategy != strategy.name or not isinstance(s.params, strategy.Params) for s in shards):
+        return [run_shard(space, s, device) for s in shards]  # (says what does not fit)
+    if device != "cpu" and not strategy.gpu:
+        raise BmnError(f"the {strategy.name} strategy has no GPU kernels; its shards run on CPUs")
+    return strategy.run_batch(space, [s.params for s in shards], [tuple(s.deals) for s in shards], device)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import typing
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Sequence
 
 from ..dealspace import DealSpace
 from ..decks import parse_deck
@@ -348,6 +348,12 @@ class Strategy:
         """One shard: its kernels called with `params` (the strategy's Params), named one by one; `deals`
         the shard's input deals, `device` where it plays ("cpu", or "gpu" for a strategy with GPU kernels)."""
         raise NotImplementedError
+
+    def run_batch(self, space: DealSpace, params: Sequence[ShardParams], deals: Sequence[tuple[str, ...]],
+                  device: str = "cpu") -> list[ShardResult]:
+        """Several shards, each its own result (a GPU actor's batch): one after another by default; the
+        strategies with GPU kernels play a batch on the GPU in as few launches as it allows."""
+        return [self.run(space, p, d, device) for p, d in zip(params, deals)]
 
     def warm_up(self, space: DealSpace, device: str = "cpu") -> None:
         raise NotImplementedError

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ..dealspace import DealSpace
 from ..errors import BmnError
 from .base import Search, Shard, ShardParams, ShardPlan, Strategy, bounds, shards_of
-from ..sweep import run_exhaustive
+from ..sweep import run_exhaustive, run_exhaustive_batch
 
 # The games table keeps a deal's rank as decimal128(38): ranks of at most 38 digits.
 MAX_STORED_RANK = 10**38 - 1
@@ -70,6 +70,12 @@ class Exhaustive(Strategy):
     def run(self, space, params: ExhaustiveShard, deals=(), device="cpu"):
         return run_exhaustive(space, params.lo, params.hi, min_cards=params.min_cards, min_tricks=params.min_tricks,
                               device=device)
+
+    def run_batch(self, space, params, deals, device="cpu"):
+        if len({(p.min_cards, p.min_tricks) for p in params}) != 1:
+            return super().run_batch(space, params, deals, device)
+        return run_exhaustive_batch(space, [(p.lo, p.hi) for p in params], min_cards=params[0].min_cards,
+                                    min_tricks=params[0].min_tricks, device=device)
 
     def warm_up(self, space, device="cpu"):
         run_exhaustive(space, 0, min(space.count, 16), min_cards=0, device=device)

@@ -9,7 +9,7 @@ sweep kernel (kernels/sweep/cpu.py).
 from __future__ import annotations
 
 from .base import StreamShard, StreamShards
-from ..sweep import run_random
+from ..sweep import run_random, run_random_batch
 
 
 class Random(StreamShards):
@@ -20,6 +20,12 @@ class Random(StreamShards):
     def run(self, space, params: StreamShard, deals=(), device="cpu"):
         return run_random(space, params.seed, params.shard, params.count, min_cards=params.min_cards,
                           min_tricks=params.min_tricks, device=device)
+
+    def run_batch(self, space, params, deals, device="cpu"):
+        if len({(p.min_cards, p.min_tricks) for p in params}) != 1:
+            return super().run_batch(space, params, deals, device)
+        return run_random_batch(space, [(p.seed, p.shard, p.count, 0) for p in params], min_cards=params[0].min_cards,
+                                min_tricks=params[0].min_tricks, device=device)
 
     def warm_up(self, space, device="cpu"):
         run_random(space, 0, 0, 16, min_cards=0, device=device)

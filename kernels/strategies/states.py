@@ -33,7 +33,7 @@ from ..decks import parse_deck
 from ..errors import BmnError
 from ..notation import parse_deal
 from .base import Shard, ShardParams, ShardPlan, StreamShards, Table, key, shards_of
-from ..sweep import run_random_states
+from ..sweep import run_random_states, run_random_states_batch
 from ..tally import Candidate, CycleRow, ShardResult
 
 
@@ -45,6 +45,11 @@ def run_states(space, seed: int, shard: int, count: int, *, start: int = 0, max_
     The states are played on `device` (the same states and result on either); the closures are
     searched on the CPU."""
     played = run_random_states(space, seed, shard, count, start=start, device=device, max_imbalance=max_imbalance)
+    return closed(space, played, max_states)
+
+
+def closed(space, played: ShardResult, max_states: int) -> ShardResult:
+    """A states shard's result from its played states: each cycle met once, with its closure."""
     result = ShardResult.empty(space.players)
     result.deals, result.cards, result.cycles = played.deals, played.cards, played.cycles
     first: dict[str, Candidate] = {}  # each cycle's first state met (by index), and how many entered it
@@ -111,6 +116,13 @@ class States(StreamShards):
     def run(self, space, params: StatesShard, deals=(), device="cpu"):
         return run_states(space, params.seed, params.shard, params.count, max_states=params.max_states,
                           max_imbalance=params.max_imbalance, device=device)
+
+    def run_batch(self, space, params, deals, device="cpu"):
+        if len({(p.max_states, p.max_imbalance) for p in params}) != 1:
+            return super().run_batch(space, params, deals, device)
+        played = run_random_states_batch(space, [(p.seed, p.shard, p.count, 0) for p in params], device=device,
+                                         max_imbalance=params[0].max_imbalance)
+        return [closed(space, one, params[0].max_states) for one in played]
 
     def warm_up(self, space, device="cpu"):
         run_states(space, 0, 0, 16, max_states=16, device=device)

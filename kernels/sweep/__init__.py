@@ -14,6 +14,7 @@ ShardResult on either: which deals a shard holds and which it keeps do not depen
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Sequence
 
 import numpy as np
 
@@ -31,7 +32,8 @@ from .streams import states_at
 DEVICES = ("cpu", "gpu")  # where sweeps play: cpu.py, or gpu.py (which imports numba-cuda: only when asked for)
 
 __all__ = ["DEVICES", "EXHAUSTIVE", "NO_FINITE", "RANDOM", "STATES", "engine_for", "near_cuts", "run_exhaustive",
-           "run_random", "run_random_states", "states_at"]
+           "run_exhaustive_batch", "run_random", "run_random_batch", "run_random_states", "run_random_states_batch",
+           "states_at"]
 
 
 def on(device: str):
@@ -94,14 +96,31 @@ def run_random_states(space: DealSpace, seed: int, shard: int, count: int, *, st
     The result counts the states played, their cards and the states that cycle; every state that
     cycles is a candidate (its hands cut where it was; its index is j). Finished games are not
     tallied (a state is not a deal)."""
+    return run_random_states_batch(space, [(seed, shard, count, start)], engine=engine, device=device,
+                                   max_imbalance=max_imbalance)[0]
+
+
+def run_random_states_batch(space: DealSpace, shards: Sequence[tuple[int, int, int, int]], *, engine: str = "auto",
+                            device: str = "cpu", max_imbalance: int | None = None) -> list[ShardResult]:
+    """`run_random_states` of several shards, (seed, shard, count, start) each: on a GPU, in one batch."""
     if space.players != 2:
         raise BmnError("random states are two-player states")
     if max_imbalance is not None:
-        return _near_states(space, seed, shard, count, start, near_cuts(space.deck.total, int(max_imbalance)),
-                            engine, device)
-    key = stream_key(int(seed), int(shard))
+        return _near_states(space, shards, near_cuts(space.deck.total, int(max_imbalance)), engine, device)
     penalties = _penalties(space)
-    tally = on(device).states_tally(space, key, penalties, int(start), int(count), **_engine(device, engine))
+    keys = [stream_key(int(seed), int(shard)) for seed, shard, _, _ in shards]
+    if device == "gpu":
+        from . import gpu
+        tallies = gpu.states_tallies(space, [(int(key), int(start), int(count)) for key, (_, _, count, start)
+                                             in zip(keys, shards)], penalties)
+    else:
+        tallies = [on(device).states_tally(space, key, penalties, int(start), int(count), **_engine(device, engine))
+                   for key, (_, _, count, start) in zip(keys, shards)]
+    return [_states_result(space, key, penalties, tally) for key, tally in zip(keys, tallies)]
+
+
+def _states_result(space: DealSpace, key, penalties: np.ndarray, tally) -> ShardResult:
+    """A states shard's result from its sweep's tally: its kept states regenerated, cut where they were."""
     stats = tally.stats
     result = ShardResult.empty(space.players)
     result.deals, result.cards, result.cycles = int(stats[DEALS]), int(stats[CARDS]), int(stats[CYCLES])
@@ -116,23 +135,61 @@ def run_random_states(space: DealSpace, seed: int, shard: int, count: int, *, st
     return result
 
 
-def _near_states(space: DealSpace, seed: int, shard: int, count: int, start: int, cuts: list[int], engine: str,
-                 device: str) -> ShardResult:
-    result = ShardResult.empty(space.players)
-    width, stop = len(cuts), start + count
-    key = int(stream_key(int(seed), int(shard)))  # each cut's stream is keyed from the shard's
-    for i, cut in enumerate(cuts):
-        first = max(0, -(-(start - i) // width))  # the deals m of this cut with start <= m * width + i < stop
-        last = (stop - 1 - i) // width
-        if last < first:
-            continue
-        part = DealSpace(space.deck, (cut, space.deck.total - cut))
-        played = on(device).run_random(part, stream_key(key, cut),
-                                       _penalties(space), first, last - first + 1, min_cards=NO_FINITE,
-                                       **_engine(device, engine))
-        result.deals += played.deals
-        result.cards += played.cards
-        result.cycles += played.cycles
-        result.candidates += [replace(c, index=c.index * width + i) for c in played.candidates]
-    result.candidates.sort(key=lambda c: c.index)
-    return result
+def _near_states(space: DealSpace, shards: Sequence[tuple[int, int, int, int]], cuts: list[int], engine: str,
+                 device: str) -> list[ShardResult]:
+    """Each shard's states near equal hands: for each cut, a run of random deals of its split from the cut's
+    own stream (all of them one GPU batch), their candidates numbered back into the shard's states."""
+    width = len(cuts)
+    parts = []  # (the shard's position, the cut's place i, the cut's space, its stream key, first deal, count)
+    for n, (seed, shard, count, start) in enumerate(shards):
+        key = int(stream_key(int(seed), int(shard)))  # each cut's stream is keyed from the shard's
+        stop = start + count
+        for i, cut in enumerate(cuts):
+            first = max(0, -(-(start - i) // width))  # the deals m of this cut with start <= m * width + i < stop
+            last = (stop - 1 - i) // width
+            if last >= first:
+                parts.append((n, i, DealSpace(space.deck, (cut, space.deck.total - cut)), stream_key(key, cut), first,
+                              last - first + 1))
+    penalties = _penalties(space)
+    if device == "gpu":
+        from . import gpu
+        tallies = gpu.random_tallies(space, [(int(key), first, count, part.split[0]) for _, _, part, key, first, count
+                                             in parts], penalties, min_cards=NO_FINITE)
+        played = [ShardResult.from_tally(t, part) for t, (_, _, part, _, _, _) in zip(tallies, parts)]
+    else:
+        played = [on(device).run_random(part, key, penalties, first, count, min_cards=NO_FINITE,
+                                        **_engine(device, engine)) for _, _, part, key, first, count in parts]
+    results = [ShardResult.empty(space.players) for _ in shards]
+    for (n, i, _, _, _, _), part in zip(parts, played):
+        result = results[n]
+        result.deals += part.deals
+        result.cards += part.cards
+        result.cycles += part.cycles
+        result.candidates += [replace(c, index=c.index * width + i) for c in part.candidates]
+    for result in results:
+        result.candidates.sort(key=lambda c: c.index)
+    return results
+
+
+def run_random_batch(space: DealSpace, shards: Sequence[tuple[int, int, int, int]], *, min_cards: int,
+                     min_tricks: int = 0, engine: str = "auto", device: str = "cpu") -> list[ShardResult]:
+    """`run_random` of several shards, (seed, shard, count, start) each: on a GPU, in one batch."""
+    if device != "gpu":
+        return [run_random(space, seed, shard, count, start=start, min_cards=min_cards, min_tricks=min_tricks,
+                           engine=engine, device=device) for seed, shard, count, start in shards]
+    from . import gpu
+    jobs = [(int(stream_key(int(seed), int(shard))), int(start), int(count)) for seed, shard, count, start in shards]
+    return gpu.run_random_batch(space, jobs, _penalties(space), min_cards=int(min_cards), min_tricks=int(min_tricks))
+
+
+def run_exhaustive_batch(space: DealSpace, ranges: Sequence[tuple[int, int]], *, min_cards: int, min_tricks: int = 0,
+                         engine: str = "auto", device: str = "cpu") -> list[ShardResult]:
+    """`run_exhaustive` of several rank ranges: on a GPU, in one batch."""
+    if device != "gpu":
+        return [run_exhaustive(space, lo, hi, min_cards=min_cards, min_tricks=min_tricks, engine=engine, device=device)
+                for lo, hi in ranges]
+    for lo, hi in ranges:
+        space.check_range(int(lo), int(hi))
+    from . import gpu
+    return gpu.run_exhaustive_batch(space, [(int(lo), int(hi)) for lo, hi in ranges], min_cards=int(min_cards),
+                                    min_tricks=int(min_tricks))

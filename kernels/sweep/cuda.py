@@ -19,17 +19,22 @@ stepped through by each lane in its own run of `grab` consecutive ranks, in a sh
 Shared arrays indexed by a lane are laid out [entry, lane], so a warp's 32 lanes touch 32 different
 banks.
 
-Work is handed out by a global counter: a lane takes `grab` deal numbers at a time (one atomic add)
-and prepares them one per refill, so any launch size plays the whole shard, and a lane's deals come
-in increasing order.
+A launch plays many shards at once (a GPU batch: kernels/sweep/gpu.py), each as one or more pieces
+tallied apart. Work is handed out by a global counter over the pieces' deals laid end to end: a lane
+takes `grab` deal numbers at a time (one atomic add; a piece starts at a multiple of `grab`, so a run
+never spans two) and prepares them one per refill, so any launch size plays every piece, and a lane's
+deals come in increasing order.
 
-What a lane keeps in registers and writes once at the end (`acc`, one row per thread): deals, cards
-of the finished games, cycles, wins of each hand, its longest finished game (cards, and the first
-index that reached it). Game lengths under HIST_SHARED cards are counted in a histogram in shared
-memory, added to the global one once per block at the end; a deal worth keeping (a long game, or a
-cycle: Brent's algorithm finds the exact period at trick boundaries, as `game2` does) puts its index
-into `cand_index`. The host (kernels/sweep/gpu.py) replays the few kept deals and the longest on the
-CPU for their exact rows, which makes a GPU shard's ShardResult equal to the CPU's.
+What a lane keeps in registers, for the piece of the games it finishes (`tp`): deals, cards of the
+finished games, cycles, wins of each hand, its longest finished game (one word: cards, then the
+offset's complement); when it finishes a game of another piece, and at the end, it adds them to that
+piece's row of `acc` and `best` (a few global atomic operations, once per piece a lane meets). Each
+finished game's length goes to its piece's column of the global histogram (one atomic add, whose
+result no lane waits for); a deal worth keeping (a long game, or a cycle: Brent's algorithm finds the
+exact period at trick boundaries, as `game2` does) puts (piece, offset) into `cand`, with a finished
+game's cards, tricks and winner. The host (kernels/sweep/gpu.py) replays on the CPU the kept cycles
+(for their preperiod, period and id) and each shard's longest game, which makes a GPU shard's
+ShardResult equal to the CPU's.
 
 Comments `# @name` mark where each kind of work starts in the loop (a checkpoint, a refill, a take,
 a segment, a trick's end, a game's end, Brent's check): benchmarks/sass.py finds them in the kernel's
@@ -48,27 +53,32 @@ import threading
 import numpy as np
 from numba import config as numba_settings, cuda, types
 
-from .._jit import kernel
 from ..dealspace import step_deal, unrank_into
 from ..engines.bitmask import MAX_TOTAL, hand_words, penalty_words, rescan_from
 from ..engines.segments import MID, OVER, step
 from ..game import keeps
 from ..rng import deal_state, random_cut, random_positions
-from .modes import (A_BEST_CARDS, A_BEST_INDEX, A_CARDS, A_CYCLES, A_DEALS, A_WIN0, A_WIN1, EXHAUSTIVE, N_ACC,
-                    NAMES as MODE_NAMES, STATES)
+from .modes import (EXHAUSTIVE, NAMES as MODE_NAMES, OFFSET_BITS, P_CARDS, P_CYCLES, P_DEALS, P_WIN0, P_WIN1,
+                    STATES)
 
 THREADS = 32  # threads per block: one warp, which shares a queue of deals
 QUEUE = 64  # prepared deals per block: a refill (one per lane) on top of fewer than THREADS left
-HIST_SHARED = 1024  # game lengths (cards) counted in shared memory; longer ones go to the global histogram
-GRAB = 32  # deal numbers a lane takes from the work counter at a time
+GRAB = 32  # deal numbers a lane takes from the work counter at a time, at most (a launch chooses: gpu.py)
 CHECK = 16  # iterations from one checkpoint (a barrier of the warp, a refill if the queue runs low) to the next
 PUT, READY, HEAD, SEEN = range(4)  # the queue's counters in shared memory (SEEN, SEEN + 1: see the loop)
+# The queue never overflows: a refill adds at most THREADS deals, and happens only when lane 0 saw fewer
+# than THREADS ready (a take that finds none lowers the count below zero for a moment and gives it back,
+# so lane 0 can see fewer than are ready only when none are). A power of two: slots wrap with a mask.
+assert QUEUE >= 2 * THREADS and QUEUE & (QUEUE - 1) == 0, "the queue must hold two refills"
 I0 = np.int32(0)
 I1 = np.int32(1)
 i32 = np.int32
 SIMULATOR = bool(numba_settings.ENABLE_CUDASIM)  # numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1): no device
 U0 = np.uint64(0)
 W0 = np.uint32(0)
+LOW = np.int64((1 << OFFSET_BITS) - 1)  # a packed word's offset (its low bits)
+NONE = np.int64(-1)
+CYCLE_KEPT = np.int64(-1)  # a kept deal's result word for a cycle (a finished game's: cards, tricks, winner)
 
 
 if SIMULATOR:
@@ -119,17 +129,23 @@ def specialised(mode: int):
     only its own branch."""
     seq_rows = MAX_TOTAL if mode == EXHAUSTIVE else 1  # a lane's current deal: the exhaustive sweep's only
 
-    def sweep(key, penalties, counts, deal_count, first, starts, total, s0, count, grab, brent_start, min_cards,
-              min_tricks, counter, acc, histogram, n_cand, cand_index):
-        """Play `count` deals and tally them, as the CPU's sweep kernel does (kernels/sweep/modes.py).
+    def sweep(keys, firsts, starts, counts, s0s, penalties, prefixes, prefix_lens, suffix_counts, suffix_sizes,
+              total, grab, brent_start, min_cards, min_tricks, stop_at, counter, acc, best, histogram, n_cand, cand):
+        """Play the launch's pieces and tally each apart, as the CPU's sweep kernel does (kernels/sweep/modes.py).
 
-        RANDOM: deals first..first+count-1 of the random stream `key` (`penalties` lists the deck's
-        penalty cards); a deal's index is its number in the stream.
-        STATES: as RANDOM, each deal cut at its own random place (kernels/rng.py `random_cut`), not at s0.
-        EXHAUSTIVE: ranks first..first+count-1, `grab` consecutive ranks per take, stepped through as the
-        CPU steps (a deal's index is its offset from `first`). A take's first deal is unranked on the
-        device when the deal space has fewer than 2^63 deals (`deal_count`, `counts` the deck's cards of
-        each value); otherwise it is row a // grab of `starts`, unranked by the host.
+        Piece p holds counts[p] deals, numbered 0.. in the launch's work from starts[p] (a multiple of
+        `grab`; starts[pieces] ends the work), each dealt with s0s[p] cards in hand 1:
+        RANDOM: deal firsts[p] + a of the random stream keys[p] (`penalties` lists the deck's penalty cards).
+        STATES: as RANDOM, each deal cut at its own random place (kernels/rng.py `random_cut`).
+        EXHAUSTIVE: the deal of rank firsts[p] + a among the orders of suffix_counts[p] (suffix_sizes[p] of
+        them, fewer than 2^63), after the piece's prefix_lens[p] fixed cards prefixes[p]; a run of `grab`
+        consecutive ranks is stepped through as the CPU steps.
+        Lanes take no new run of deals once n_cand[0] >= stop_at (the host then empties `cand` and
+        launches again: `counter` goes on from where it stopped, so no deal is played twice).
+        Each piece's tally goes to acc[p] (P_* columns), its longest finished game to best[p] (cards above
+        OFFSET_BITS, the complement of its offset below: the first among equals wins a max), its finished
+        games' lengths to histogram[cards, p]; a kept deal is cand[k, 0] = (p << OFFSET_BITS) | a, with
+        cand[k, 1] its finished game's cards << OFFSET_BITS | tricks << 1 | winner (CYCLE_KEPT: a cycle).
         """
         lane = cuda.threadIdx.x
         # Shared arrays: [entry, lane] where a lane has its own column (32 lanes, 32 banks).
@@ -145,21 +161,21 @@ def specialised(mode: int):
         # [HEAD] deals taken since the start (the next one's slot is HEAD & (QUEUE - 1)), [SEEN + c % 2] READY
         # as lane 0 saw it just before checkpoint c.
         ticket = cuda.shared.array(5, types.int32)
-        lengths = cuda.shared.array(HIST_SHARED, types.uint32)
-        for i in range(lane, HIST_SHARED, cuda.blockDim.x):
-            lengths[i] = 0
         if lane < 5:
             ticket[lane] = 0
         n_penalty = penalties.shape[0]
         bins = histogram.shape[0]
-        # The lane's run of deal numbers [nxt, end), and (exhaustive) the words of deal nxt.
+        pieces = counts.shape[0]
+        work = starts[pieces]
+        # The lane's run of deals [nxt, end) of piece gp, and (exhaustive) the words of deal nxt.
+        gp = np.int64(0)
         nxt = np.int64(0)
         end = np.int64(0)
         m0 = q0 = m1 = q1 = U0
-        n0 = np.uint32(s0)  # hand 1's cards (a state's own cut; hand 2's: total - n0, at the take)
+        n0 = W0
         put = I0  # the next refill's first slot (the same in every lane)
         exhausted = False
-        # The lane's game: the segments' state, its tricks and cards, Brent's saved state.
+        # The lane's game: the segments' state, its tricks and cards, Brent's saved state, its deal (packed).
         playing = False
         mX = qX = mY = qY = pm = pq = U0
         nX = nY = who = v = pl = pc = W0
@@ -170,23 +186,22 @@ def specialised(mode: int):
         s_mX = s_qX = s_mY = s_qY = U0
         power = I1
         lam = I0
-        # The lane's tally (32-bit counts: a lane plays far fewer than 2^31 deals in a launch).
+        # The lane's tally, of piece tp (32-bit counts: a launch plays fewer than 2^31 deals).
+        tp = NONE
         deals = I0
         total_cards = np.int64(0)
         cycles = I0
         win0 = I0
         win1 = I0
-        best_cards = np.int32(-1)
-        best_index = -1
+        best_key = NONE
         cuda.syncthreads()
         turn = I0
         while True:
             if turn % CHECK == 0:  # @checkpoint
                 # A checkpoint, the whole warp at once: done, or refill the queue if it runs low. Every lane
-                # must decide alike, so all read the count of ready deals lane 0 saw before the barrier: takes
-                # after that only lower it, so the queue never overflows and "none ready" is never wrong.
-                # (Two cells, one per checkpoint's parity: lane 0 writes the next before a slow lane has
-                # surely read this one.)
+                # must decide alike, so all read the count of ready deals lane 0 saw before the barrier (see
+                # QUEUE). (Two cells, one per checkpoint's parity: lane 0 writes the next before a slow lane
+                # has surely read this one.)
                 seen = SEEN + ((turn // CHECK) & 1)
                 if lane == 0:
                     ticket[seen] = ticket[READY]
@@ -196,26 +211,35 @@ def specialised(mode: int):
                     break
                 if ready < cuda.blockDim.x and not exhausted:  # @refill
                     # Each lane prepares its next deal, if it has one.
-                    if nxt == end:
+                    if nxt == end and n_cand[0] < stop_at:
                         a = np.int64(cuda.atomic.add(counter, 0, grab))
-                        if a < count:
-                            nxt = a
-                            end = min(a + grab, count)
-                            if mode == EXHAUSTIVE:
-                                if starts.shape[0] > 0:
-                                    for i in range(total):
-                                        seq[i] = starts[a // grab, i]
+                        if a < work:
+                            # The piece holding deal number a (pieces start at multiples of grab).
+                            low = np.int64(0)
+                            high = np.int64(pieces - 1)
+                            while low < high:
+                                mid = (low + high + 1) >> 1
+                                if starts[mid] <= a:
+                                    low = mid
                                 else:
-                                    unrank_into(first + a, counts, deal_count, scratch, seq)
-                                m0, n0_, q0 = hand_words(seq, 0, s0)
-                                m1, n1_, q1 = hand_words(seq, s0, total - s0)
+                                    high = mid - 1
+                            gp = low
+                            nxt = a - starts[gp]
+                            end = min(nxt + grab, counts[gp])
+                            if mode == EXHAUSTIVE and nxt < end:
+                                fixed = prefix_lens[gp]
+                                for i in range(fixed):
+                                    seq[i] = prefixes[gp, i]
+                                unrank_into(firsts[gp] + nxt, suffix_counts[gp], suffix_sizes[gp], scratch,
+                                            seq[fixed:])
+                                m0, n0_, q0 = hand_words(seq, 0, s0s[gp])
+                                m1, n1_, q1 = hand_words(seq, s0s[gp], total - s0s[gp])
                     made = nxt < end
                     if made:
-                        if mode == EXHAUSTIVE:
-                            index = nxt
-                        else:
-                            index = first + nxt
-                            drawn = random_positions(deal_state(key, index), scratch, n_penalty, total)
+                        n0 = np.uint32(s0s[gp])
+                        if mode != EXHAUSTIVE:
+                            drawn = random_positions(deal_state(keys[gp], firsts[gp] + nxt), scratch, n_penalty,
+                                                     total)
                             if mode == STATES:
                                 n0 = np.uint32(random_cut(drawn, total))
                             m0, q0, m1, q1 = penalty_words(scratch, penalties, n0)
@@ -225,10 +249,11 @@ def specialised(mode: int):
                         queue_m1[slot] = m1
                         queue_q1[slot] = q1
                         queue_n0[slot] = n0
-                        queue_j[slot] = index
+                        queue_j[slot] = (gp << OFFSET_BITS) | nxt
                         nxt += 1
                         if mode == EXHAUSTIVE and nxt < end:
                             # As the CPU's sweep: only the cards from `changed` on are new.
+                            s0 = s0s[gp]
                             changed = step_deal(seq)
                             if changed >= s0:
                                 m1, q1 = rescan_from(seq, s0, total - s0, m1, q1, changed - s0)
@@ -266,9 +291,9 @@ def specialised(mode: int):
                         # A hand without cards: the other wins before any trick (as game2).
                         who = np.uint32(nX == W0)
                         playing = False
-                        deals, total_cards, win0, win1, best_cards, best_index = _finished(
-                            who, tricks, cards, j, min_cards, min_tricks, lengths, histogram, bins, n_cand, cand_index,
-                            deals, total_cards, win0, win1, best_cards, best_index)
+                        tp, deals, total_cards, cycles, win0, win1, best_key = _finished(
+                            who, tricks, cards, j, min_cards, min_tricks, histogram, bins, n_cand, cand, acc, best,
+                            tp, deals, total_cards, cycles, win0, win1, best_key)
                 else:
                     cuda.atomic.add(ticket, READY, 1)  # none was ready: give the count back
             if playing:  # @loop
@@ -280,9 +305,9 @@ def specialised(mode: int):
                     cards = i32(cards + pl)
                     if event == OVER:  # @finish
                         playing = False
-                        deals, total_cards, win0, win1, best_cards, best_index = _finished(
-                            who, tricks, cards, j, min_cards, min_tricks, lengths, histogram, bins, n_cand, cand_index,
-                            deals, total_cards, win0, win1, best_cards, best_index)
+                        tp, deals, total_cards, cycles, win0, win1, best_key = _finished(
+                            who, tricks, cards, j, min_cards, min_tricks, histogram, bins, n_cand, cand, acc, best,
+                            tp, deals, total_cards, cycles, win0, win1, best_key)
                     elif tricks >= brent_start:  # @brent
                         # Brent's algorithm at trick boundaries, as game2 (only in games this long).
                         if tricks == brent_start:
@@ -293,21 +318,18 @@ def specialised(mode: int):
                                                                          | (qY ^ s_qY)) == U0:
                                 # A cycle: every cycle is kept (the host replays it for its figures).
                                 playing = False
+                                tp, deals, total_cards, cycles, win0, win1, best_key = _tallied(
+                                    j >> OFFSET_BITS, acc, best, tp, deals, total_cards, cycles, win0, win1, best_key)
                                 deals = i32(deals + 1)
                                 cycles = i32(cycles + 1)
-                                _keep(j, n_cand, cand_index)
+                                _keep(j, CYCLE_KEPT, n_cand, cand)
                             elif lam == power:
                                 s_who, s_mX, s_nX, s_qX, s_mY, s_qY = who, mX, nX, qX, mY, qY
                                 power = i32(power * 2)
                                 lam = I0
-        # The block's histogram into the global one, and the lane's tally.
+        # The lane's last tally, into its piece's.
         cuda.syncthreads()  # @end
-        for i in range(lane, HIST_SHARED, cuda.blockDim.x):
-            if lengths[i] > 0:
-                cuda.atomic.add(histogram, min(i, bins - 1), np.int64(lengths[i]))
-        tid = cuda.grid(1)
-        if tid < acc.shape[0]:
-            _write(acc, tid, deals, total_cards, cycles, win0, win1, best_cards, best_index)
+        _flush(acc, best, tp, deals, total_cards, cycles, win0, win1, best_key)
 
     # Named for its mode, in the PTX and in a profiler's list of kernels.
     sweep.__name__ = sweep.__qualname__ = NAMES[mode]
@@ -315,53 +337,65 @@ def specialised(mode: int):
 
 
 @cuda.jit(device=True, inline="always")
-def _keep(j, n_cand, cand_index):
+def _keep(j, result, n_cand, cand):
+    """A kept deal: its packed place and, for a finished game, its result (CYCLE_KEPT for a cycle, whose
+    figures the host replays)."""
     slot = cuda.atomic.add(n_cand, 0, 1)
-    if slot < cand_index.shape[0]:
-        cand_index[slot] = j
+    if slot < cand.shape[0]:
+        cand[slot, 0] = j
+        cand[slot, 1] = result
 
 
 @cuda.jit(device=True, inline="always")
-def _finished(winner, tricks, cards, j, min_cards, min_tricks, lengths, histogram, bins, n_cand, cand_index,
-              deals, total_cards, win0, win1, best_cards, best_index):
-    """A finished game into the lane's tally; returns the tally."""
+def _flush(acc, best, tp, deals, total_cards, cycles, win0, win1, best_key):
+    """A lane's tally into its piece's (a few atomic operations, once per piece a lane played in)."""
+    if tp >= 0:
+        cuda.atomic.add(acc, (tp, P_DEALS), np.int64(deals))
+        cuda.atomic.add(acc, (tp, P_CARDS), total_cards)
+        cuda.atomic.add(acc, (tp, P_CYCLES), np.int64(cycles))
+        cuda.atomic.add(acc, (tp, P_WIN0), np.int64(win0))
+        cuda.atomic.add(acc, (tp, P_WIN1), np.int64(win1))
+        cuda.atomic.max(best, tp, best_key)
+
+
+@cuda.jit(device=True, inline="always")
+def _tallied(piece, acc, best, tp, deals, total_cards, cycles, win0, win1, best_key):
+    """The lane's tally, for a game of `piece`: its own, or (its piece changed) the last flushed and a new one."""
+    if piece != tp:
+        _flush(acc, best, tp, deals, total_cards, cycles, win0, win1, best_key)
+        return piece, I0, np.int64(0), I0, I0, I0, NONE
+    return tp, deals, total_cards, cycles, win0, win1, best_key
+
+
+@cuda.jit(device=True, inline="always")
+def _finished(winner, tricks, cards, j, min_cards, min_tricks, histogram, bins, n_cand, cand, acc, best,
+              tp, deals, total_cards, cycles, win0, win1, best_key):
+    """A finished game into the lane's tally and its piece's histogram; returns the tally."""
+    piece = j >> OFFSET_BITS
+    tp, deals, total_cards, cycles, win0, win1, best_key = _tallied(piece, acc, best, tp, deals, total_cards, cycles,
+                                                                    win0, win1, best_key)
     deals = i32(deals + 1)
     total_cards += cards
     if winner == W0:
         win0 = i32(win0 + 1)
     else:
         win1 = i32(win1 + 1)
-    if cards < HIST_SHARED:
-        cuda.atomic.add(lengths, cards, 1)
-    else:
-        cuda.atomic.add(histogram, min(cards, bins - 1), 1)
-    # The first index met among equals (a lane's deals come in increasing order, but say it anyway).
-    if cards > best_cards or (cards == best_cards and j < best_index):
-        best_cards = cards
-        best_index = j
+    cuda.atomic.add(histogram, (min(cards, bins - 1), piece), 1)
+    # The first offset met among equals wins a max: the offset's complement below the cards.
+    key = (np.int64(cards) << OFFSET_BITS) | (LOW - (j & LOW))
+    if key > best_key:
+        best_key = key
     if keeps(cards, tricks, min_cards, min_tricks):
-        _keep(j, n_cand, cand_index)
-    return deals, total_cards, win0, win1, best_cards, best_index
+        _keep(j, (np.int64(cards) << OFFSET_BITS) | (np.int64(tricks) << 1) | np.int64(winner), n_cand, cand)
+    return tp, deals, total_cards, cycles, win0, win1, best_key
 
-
-@kernel(inline="always")
-def _write(acc, tid, deals, cards, cycles, win0, win1, best_cards, best_index):
-    acc[tid, A_DEALS] = deals
-    acc[tid, A_CARDS] = cards
-    acc[tid, A_CYCLES] = cycles
-    acc[tid, A_WIN0] = win0
-    acc[tid, A_WIN1] = win1
-    acc[tid, A_BEST_CARDS] = best_cards
-    acc[tid, A_BEST_INDEX] = best_index
-
-
-if SIMULATOR:
-    _write = _as_on_device(_write)
 
 # The kernel's argument types (its PTX is compiled for them: tests/test_gpu.py); a launch compiles it
-# on first use for the GPU at hand.
-SWEEP_SIG = (types.uint64, types.uint8[::1], types.uint8[::1], types.int64, types.int64,
-             types.uint8[:, ::1], types.int64, types.int64, types.int64, types.int64, types.int64, types.int64,
-             types.int64, types.int64[::1], types.int64[:, ::1], types.int64[::1], types.int64[::1], types.int64[::1])
+# on first use for the GPU at hand, and numba-cuda keeps it in Numba's disk cache for every later process.
+SWEEP_SIG = (types.uint64[::1], types.int64[::1], types.int64[::1], types.int64[::1], types.int64[::1],
+             types.uint8[::1], types.uint8[:, ::1], types.int64[::1], types.uint8[:, ::1], types.int64[::1],
+             types.int64, types.int64, types.int64, types.int64, types.int64, types.int64,
+             types.int64[::1], types.int64[:, ::1], types.int64[::1], types.int32[:, ::1], types.int64[::1],
+             types.int64[:, ::1])
 KERNELS = {name: (specialised(mode), SWEEP_SIG) for mode, name in NAMES.items()}
-sweep_kernels = {mode: cuda.jit(KERNELS[name][0]) for mode, name in NAMES.items()}
+sweep_kernels = {mode: cuda.jit(KERNELS[name][0], cache=not SIMULATOR) for mode, name in NAMES.items()}

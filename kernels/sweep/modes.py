@@ -18,8 +18,9 @@ NO_FINITE = 2**62  # min_cards that keeps no finished game: only cycles are kept
 # min_tricks > 0, at least that many tricks): kernels/game.py `keeps`, called by both kernels and by
 # GameResult.is_candidate.
 
-# The columns of a lane's tally, as a lock-step sweep writes it (the GPU's threads; kernels/sweep/gpu.py
-# `threads_tally` turns the rows into the CPU sweep's tally): deals, cards of finished games, cycles,
-# wins of each hand, the longest finished game's cards and the first index that reached it.
-A_DEALS, A_CARDS, A_CYCLES, A_WIN0, A_WIN1, A_BEST_CARDS, A_BEST_INDEX = range(7)
-N_ACC = 7
+# What a lock-step sweep (the GPU's) tallies for each piece of its launch (a shard, or part of one:
+# kernels/sweep/gpu.py), reduced on the device: the deals, the cards of their finished games, the cycles,
+# the wins of each hand; and apart, its longest finished game packed as one word (`best_key`).
+P_DEALS, P_CARDS, P_CYCLES, P_WIN0, P_WIN1 = range(5)
+N_PIECE = 5
+OFFSET_BITS = 32  # a kept deal is (piece << OFFSET_BITS) | its offset in the piece; so is the longest's key
