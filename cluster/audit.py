@@ -58,3 +58,15 @@ class Audits:
         played = outcome.played
         return (played is not None and not outcome.audit and played.figures.worker.endswith("/gpu")
                 and outcome.shard.id not in self.held and chosen(self.fingerprint, outcome.shard.id, self.fraction))
+
+    def back(self, cpu: Outcome) -> tuple[Outcome, str | None, str | None]:
+        """A shard's audit back (its held GPU outcome let go): (the outcome to write, its mark, what differs).
+        The GPU's, matched, when the CPU's equals it; the CPU's, mismatch, with the first difference, when not;
+        the GPU's unmarked when the audit could not be played."""
+        gpu = self.held.pop(cpu.shard.id)
+        if cpu.played is None:
+            return gpu, None, None
+        what = difference(gpu.played, cpu.played)
+        if what is None:
+            return gpu, MATCHED, None
+        return cpu._replace(attempts=gpu.attempts), MISMATCH, what

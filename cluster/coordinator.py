@@ -57,7 +57,7 @@ from kernels.errors import BmnError
 from . import known
 from .config import SearchConfig
 from .lease import Lease
-from .audit import MATCHED, MISMATCH, Audits, difference
+from .audit import Audits
 from .course import Course, ProgressFile, Stop
 from .figures import game_json
 from .plan import Plan
@@ -310,21 +310,16 @@ class Coordinator:
         """A GPU shard's audit back: the GPU's result written if the CPU's equals it; else the CPU's written and
         the search stopped, naming the shard, the GPU worker and its device. An audit that could not be played
         leaves the GPU's result, said unaudited."""
-        gpu = self.audits.held.pop(cpu.shard.id)
+        gpu_worker = self.audits.held[cpu.shard.id].played.figures.worker
+        outcome, mark, what = self.audits.back(cpu)
         if cpu.played is None:
             self.progress.say(f"bmn: the audit of shard {cpu.shard.id} could not be played ({cpu.error}); its GPU "
                               f"result is kept unaudited")
-            self._write(gpu)
-            return
-        what = difference(gpu.played, cpu.played)
-        if what is None:
-            self._write(gpu, audit=MATCHED)
-            return
-        self._write(cpu._replace(attempts=gpu.attempts), audit=MISMATCH)
-        worker = gpu.played.figures.worker
-        raise BmnError(f"the GPU worker {worker} ({self.pool.device_of(worker)}) computed shard {cpu.shard.id} "
-                       f"differently from a CPU ({what}); the CPU's result is written, and the search stops: check that "
-                       f"GPU (`bmn resume {self.store.uri} --device cpu` goes on without GPUs)")
+        self._write(outcome, audit=mark)
+        if what is not None:
+            raise BmnError(f"the GPU worker {gpu_worker} ({self.pool.device_of(gpu_worker)}) computed shard "
+                           f"{cpu.shard.id} differently from a CPU ({what}); the CPU's result is written, and the search "
+                           f"stops: check that GPU (`bmn resume {self.store.uri} --device cpu` goes on without GPUs)")
 
     def _write(self, outcome: Outcome, audit: str | None = None) -> None:
         shard, played = outcome.shard, outcome.played

@@ -42,6 +42,7 @@ in between is the pool's:
 from __future__ import annotations
 
 import collections
+import contextlib
 import time
 from typing import Callable, Iterator, NamedTuple
 
@@ -176,10 +177,9 @@ class ShardPool:
         return sum(wanted.values())
 
     def close(self, grace_s: float = 0.0) -> None:
-        """Kill every actor. An actor killed while Ray is still creating it (its worker leased, its
-        constructor not yet run) keeps its CPU until the driver's job ends: Ray ignores the kill on
-        that worker. A notebook or service running search after search would lose a CPU each time,
-        so actors still starting get up to `grace_s` to finish starting before the kill."""
+        """Kill every actor. Ray ignores the kill of an actor still being created (its worker leased, its
+        constructor not run), which keeps its CPU until the driver's job ends: a notebook running search after
+        search would lose a CPU each time, so actors still starting get up to `grace_s` to start first."""
         starting = [a.warm_ref for a in self.actors if a.alive and not a.ready]
         if starting and grace_s > 0 and not self.unplaceable:  # (actors never placed hold nothing)
             try:
@@ -260,9 +260,7 @@ class ShardPool:
     def deadline(self) -> float:
         if self.shard_timeout:
             return self.shard_timeout
-        if self.slowest is None:
-            return AUTO_FIRST_S
-        return max(AUTO_MIN_S, AUTO_FACTOR * self.slowest)
+        return AUTO_FIRST_S if self.slowest is None else max(AUTO_MIN_S, AUTO_FACTOR * self.slowest)
 
     # -- inside -----------------------------------------------------------------------------------
     def _collect(self, ref) -> list[Outcome]:
@@ -405,10 +403,8 @@ class ShardPool:
 
     def _kill(self, actor: PoolActor) -> None:
         actor.alive = False
-        try:
+        with contextlib.suppress(Exception):  # (an actor already gone, or the cluster)
             ray.kill(actor.handle, no_restart=True)
-        except Exception:
-            pass
 
     def _lose(self, actor: PoolActor, error: Exception, starting: bool = False) -> None:
         self._kill(actor)

@@ -39,6 +39,7 @@ IMPORT_ONLY = {
     # compiling a kernel to SASS takes seconds: tests/test_warp_model.py runs both on the real kernels
     "sass": "compiles the GPU kernels (tests/test_warp_model.py runs it)",
     "warp_model": "compiles the GPU kernels and records 100,000 games (tests/test_warp_model.py runs it)",
+    "gpu_check": "plays its cases under the simulator in a process of its own (tests/test_gpu.py runs it)",
     "known_cycles": "measures every cycle of the catalogue's sources (tests/test_catalogue.py holds its published "
                     "half to the shipped file)",
 }

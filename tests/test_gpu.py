@@ -267,3 +267,22 @@ def test_the_simulators_atomic_operations_on_one_cell_are_atomic_together():
                           timeout=300, cwd=HERE.parent)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["0"]
+
+
+def test_the_one_shot_gpu_check_runs_under_the_simulator(tmp_path):
+    """benchmarks/gpu_check.py, the first command on a GPU machine, runs whole (its tiny sizes, the simulator):
+    every case equal to the CPU's and to itself, exit 0, its report in both forms."""
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    done = subprocess.run([sys.executable, str(HERE.parent / "benchmarks" / "gpu_check.py"), "--tiny", "--out",
+                           str(tmp_path)], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert report["kind"] == "simulated" and not report["errors"]
+    assert len(report["cases"]) == 8
+    for name, case in report["cases"].items():
+        assert case["against_cpu"] == case["against_itself"] == "", name
+        assert case["deals"] > 0 and case["launches"] >= 1, name
+    assert report["cases"]["a small deck that keeps many deals"]["kept"] > 0
+    assert report["cases"]["the known cycles' ranges"]["cycles"] == 2
+    assert report["bench"]["deals"] > 0 and [x["deals"] for x in report["launches"]] == [100, 300]
+    assert "Verdict: every GPU result equals the CPU's and itself" in (tmp_path / "gpu_check.md").read_text()
