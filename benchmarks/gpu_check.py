@@ -42,8 +42,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-MODEL_DEALS_PER_S = 1.2e9  # the warp model's figure for random standard deals on one H200 (benchmarks/README.md)
+BEYOND = {"ray", "pyarrow", "duckdb", "rich", "pandas", "boto3", "moto", "scipy", "pytest"}
 NCU_METRICS = {
     "achieved occupancy (% of the SM's warps)": "sm__warps_active.avg.pct_of_peak_sustained_active",
     "issue active (% of cycles)": "smsp__issue_active.avg.pct_of_peak_sustained_active",
@@ -223,8 +224,38 @@ def speed(tiny: bool, report: dict) -> None:
         k += 1
     elapsed = time.perf_counter() - t
     stop.set()
-    report["bench"] = dict(seconds=round(elapsed, 2), deals=played, deals_per_s=round(played / elapsed),
-                           model_deals_per_s=MODEL_DEALS_PER_S, clock_samples=samples[:20])
+    try:
+        model = model_here(samples, 2_000 if tiny else 20_000)
+    except Exception as error:  # (the model is a comparison, not a step of the check)
+        model = dict(error=f"{type(error).__name__}: {str(error)[:300]}")
+    report["bench"] = dict(seconds=round(elapsed, 2), deals=played, deals_per_s=round(played / elapsed), model=model,
+                           clock_samples=samples[:20])
+
+
+def model_here(samples: list[str], games: int = 20_000) -> dict:
+    """benchmarks/warp_model.py's figure scaled to this device: its multiprocessors, and its SM clock under the
+    bench's load (the median nvidia-smi read; else the device's top clock). The model compiles the kernel for
+    sm_90 with the CUDA toolkit's ptxas and nvdisasm wheels, in a process of its own (never the simulator)."""
+    from kernels.sweep import cuda as engine
+
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "warp_model.py"), "--games", str(games),
+                           "--module", "kernels.sweep.cuda", "--json"], capture_output=True, text=True, env=env,
+                          timeout=600, cwd=ROOT)
+    if done.returncode:
+        return dict(error=(done.stderr.strip().splitlines() or ["no output"])[-1][:300])
+    model = json.loads(done.stdout)
+    figure = next(row["figure"] for row in model["rows"] if row["label"].endswith(": flat"))
+    h200 = model["machine"]["multiprocessors"] * model["machine"]["clock_hz"]
+    if engine.SIMULATOR:
+        multiprocessors, clock_hz = model["machine"]["multiprocessors"], model["machine"]["clock_hz"]
+    else:
+        device = engine.cuda.get_current_device()
+        multiprocessors = device.MULTIPROCESSOR_COUNT
+        clocks = sorted(float(x.split(",")[0]) * 1e6 for x in samples if x.split(",")[0].strip().isdigit())
+        clock_hz = clocks[len(clocks) // 2] if clocks else device.CLOCK_RATE * 1e3
+    return dict(deals_per_s=round(figure * multiprocessors * clock_hz / h200), h200_deals_per_s=round(figure),
+                multiprocessors=multiprocessors, clock_hz=clock_hz)
 
 
 # ---------------------------------------------------------------- tools
@@ -302,9 +333,11 @@ def markdown(report: dict) -> str:
                   "| ---: | ---: | ---: |"]
         lines += [f"| {x['deals']:,} | {x['seconds']} | {x['deals_per_s']:,} |" for x in report["launches"]]
         b = report["bench"]
-        lines.append(f"\nBench: {b['deals']:,} deals in {b['seconds']} s = {b['deals_per_s']:,} deals/s (the model "
-                     f"says {b['model_deals_per_s']:.3g} for an H200); SM clock, temperature, power: "
-                     f"{', '.join(b['clock_samples'][:5]) or 'not read'}.")
+        m = b["model"]
+        said = (f"the model says {m['deals_per_s']:.3g} for this device ({m['h200_deals_per_s']:.3g} for an H200)"
+                if "deals_per_s" in m else f"no model here: {m['error']}")
+        lines.append(f"\nBench: {b['deals']:,} deals in {b['seconds']} s = {b['deals_per_s']:,} deals/s ({said}); SM "
+                     f"clock, temperature, power: {', '.join(b['clock_samples'][:5]) or 'not read'}.")
     if "tools" in report:
         lines += ["", "## Tools", ""] + [f"- {k}: {v}" for k, v in report["tools"].items()]
     if report.get("errors"):
@@ -337,6 +370,8 @@ def main(argv=None) -> int:
         except Exception as error:  # the report says which step failed and how; the others still run
             report["errors"][name] = f"{type(error).__name__}: {str(error)[:1000]}"
         report.setdefault("step_seconds", {})[name] = round(time.perf_counter() - t, 1)
+    # What a device image may lack (the check needs numpy, numba and numba-cuda alone): none of it imported.
+    report["imported_beyond_numba"] = sorted({name.split(".")[0] for name in sys.modules} & BEYOND)
     code = 1 if not equal else (2 if report["errors"] else 0)
     report["verdict"] = {0: "every GPU result equals the CPU's and itself", 1: "a GPU result differs from the CPU's or from itself, or a tool found an error (see above)",
                          2: "a step could not run (see above)"}[code]

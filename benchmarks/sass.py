@@ -477,6 +477,92 @@ def count(listed) -> Counter:
     return counts
 
 
+# ---------------------------------------------------------------- dependences and latencies
+
+# Cycles from an instruction's issue to the earliest issue of an instruction that reads what it wrote (its
+# dependent-issue latency), by opcode, else by class: (cycles, where the figure comes from). Published figures
+# for Hopper where there are any; else Volta's (sm_70), the last generation measured instruction by
+# instruction; "assumed" where no source gives one (benchmarks/README.md says which matter).
+LATENCY = {
+    "int": (4, "H100 PCIe INT32 'true latency' 4 (Jarmusch et al., HiPC 2025, Table II); IADD3, LOP3, SHF, SEL, "
+               "ISETP, MOV 4 on V100 and T4 (Jia et al., arXiv:1804.06826 and 1903.07486, Table 4.1)"),
+    "imad": (5, "IMAD 5 on V100 and T4 (Jia et al., Table 4.1); no Hopper figure published"),
+    "fp32": (4, "H100 PCIe FP32 4 (Jarmusch et al., Table II)"),
+    "POPC": (10, "POPC 10 on V100 (Jia et al., Table 4.1; ~15 on T4); no Hopper figure published"),
+    "bits": (14, "FLO, BREV 14 on V100 (Jia et al., Table 4.1; ~15 on T4); no Hopper figure published"),
+    "convert": (14, "MUFU 14 on V100 (Jia et al., Table 4.1)"),
+    "shared": (29, "shared-memory load 29.0 on H800 (Luo et al., arXiv:2402.13499, Table IV); an ATOMS's returned "
+                   "value charged the same (assumed: no Hopper ATOMS figure published)"),
+    "shared64": (29, "as shared (64-bit loads: 24 against 24 for 32-bit on Ampere, Huerta et al. MICRO 2025 Table 2)"),
+    "memory": (41, "L1 hit 40.7 on H800 (Luo et al., Table IV): generic and global loads; a global atomic's "
+                   "returned value charged the same (assumed)"),
+    "LDC": (29, "constant load 26-29 on Ampere (Huerta et al., Table 2)"),
+    "ULDC": (29, "constant load 26-29 on Ampere (Huerta et al., Table 2)"),
+    "shuffle": (29, "assumed: no SHFL latency published; charged a shared-memory load's"),
+    "sync": (29, "assumed: no latency published for S2R, BAR's result (B2R), VOTE, REDUX; charged a shared-memory "
+                 "load's"),
+    "uniform": (4, "assumed: no uniform-datapath latency published; charged the integer ALU's"),
+    "S2UR": (29, "assumed, as S2R"),
+    "branch": (0, "writes no register"),
+}
+BARRIER = "B"  # the register-like result of BAR.RED, read by B2R
+NO_DESTINATION = {"ST", "STS", "STG", "STL", "RED", "REDG", "BRA", "BRX", "JMP", "BREAK", "BSSY", "BSYNC", "BMOV",
+                  "CALL", "RET", "EXIT", "NOP", "WARPSYNC", "YIELD", "MEMBAR"}
+REGISTER = re.compile(r"(?<![A-Za-z0-9_])(UR|R|UP|P)(\d+)(\.64|\.128)?(?![0-9])")
+PREDICATE = re.compile(r"^!?U?P(\d+|T)$")
+
+
+def latency(ins: Instruction) -> int:
+    """The instruction's dependent-issue latency in cycles (LATENCY: by opcode, else by class)."""
+    return LATENCY.get(ins.opcode, LATENCY.get(ins.kind))[0]
+
+
+def _registers(operand: str, width: int = 1) -> list[str]:
+    out = []
+    for kind, number, suffix in REGISTER.findall(operand):
+        n = {".64": 2, ".128": 4}.get(suffix, width)
+        out += [f"{kind}{int(number) + k}" for k in range(n)]
+    return out
+
+
+def dependences(ins: Instruction) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the registers it writes, the registers it reads): R, UR, P and UP registers by name (RZ, URZ, PT and UPT
+    are constants), and BARRIER for a block barrier's count. Its destinations are its first operand and the
+    predicates right after it (ISETP P0, PT; IADD3 R2, P0, P1; a shuffle's or global atomic's PT, R2); a
+    64-bit (.64, .WIDE, CS2R) result is a pair of registers, a 64-bit store's or atomic's data too."""
+    body = re.sub(r"^\s*/\*[0-9a-f]+\*/\s*(\{\s*)?", "", ins.text).split(";")[0]
+    body = re.sub(r"`\([^)]*\)", "", body)  # a branch's target
+    guard = re.match(r"@(!?U?P[0-9T])\s+", body)
+    sources = _registers(guard.group(1)) if guard else []
+    rest = body[guard.end():] if guard else body
+    parts = rest.split(None, 1)
+    operands = [o.strip() for o in parts[1].split(",")] if len(parts) > 1 else []
+    op, mods = ins.opcode, ins.mnemonic.split(".")[1:]
+    wide = 4 if "128" in mods else 2 if ("64" in mods or "WIDE" in mods or op == "CS2R" or
+                                          (op == "F2I" and "U64" in mods)) else 1
+    destinations: list[str] = []
+    if op == "BAR" and "RED" in mods:
+        destinations = [BARRIER]
+    elif op not in NO_DESTINATION and operands and not operands[0].startswith("["):
+        n = 1
+        while n < len(operands) and PREDICATE.match(operands[n]):
+            n += 1
+        if PREDICATE.match(operands[0]) and n == 1 and len(operands) > 1:
+            n = 2  # SHFL PT, R2, ...; ATOMG PT, R2, ...: the predicate and the register
+        for k in range(n):
+            is_register = not PREDICATE.match(operands[k])
+            destinations += _registers(operands[k], wide if is_register else 1)
+        operands = operands[n:]
+    if op == "B2R":
+        sources.append(BARRIER)
+    stored = op in NO_DESTINATION or op == "ATOMG"
+    for k, operand in enumerate(operands):  # a store's data and a wide multiply-add's addend: its last operand
+        paired = (stored or op in ("IMAD", "UIMAD") and "WIDE" in mods) and k == len(operands) - 1
+        sources += _registers(operand, wide if paired and "[" not in operand else 1)
+    keep = [r for r in destinations if not r.endswith("T")]
+    return tuple(keep), tuple(sources)
+
+
 # ---------------------------------------------------------------- by function
 
 class Span(NamedTuple):
@@ -618,6 +704,12 @@ def region_of_each(name: str, module: str | None = None) -> tuple[list[Instructi
         if ended:
             where = "epilogue"
         out.append(where)
+    # What comes before the kernel's loop (its longest backward branch) runs once, whatever line the compiler
+    # gave it (a loop-invariant hoisted out of the loop keeps the line it came from).
+    spans = loops(listed)
+    if spans:
+        first = max(spans, key=lambda span: span[1] - span[0])[0]
+        out[:first] = ["prologue"] * first
     return listed, out
 
 

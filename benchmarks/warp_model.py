@@ -41,6 +41,13 @@ kernels/engines/gpu.py, loaded from git by benchmarks/sass.py) and the current o
    assumes the resident warps hide every latency: the occupancy by CUDA's rules (`occupancy`, from
    ptxas's registers and shared memory) is printed beside it. Shared-memory accesses whose lanes share
    banks (the converged kernel's rows of 64 bytes a thread) count once per turn (`row_conflicts`).
+5. Latencies (`latency_model`, flat kernels). Each part's instructions in address order, with the
+   registers each writes and reads and its dependent-issue latency (benchmarks/sass.py `dependences`,
+   LATENCY: published figures, Hopper's where there are any), run by the warps of one scheduler
+   (`schedule`, a cycle at a time): in order within a warp, one instruction a cycle, each pipe held
+   4 / its rate cycles by each instruction. It gives the cycles a deal takes, and beside them the
+   latency bound (one warp alone, over the warps a scheduler has). The figure printed is the smallest
+   of the three (throughput, latency bound, schedule).
 """
 
 from __future__ import annotations
@@ -75,8 +82,14 @@ SEG, TRICK_END, GAME_END = 0, 1, 2  # what a recorded segment did
 STANDARD = np.array([1, 2, 3, 4] * 4, dtype=np.uint8)  # the standard deck's penalty cards, as the sweep lists them
 BRENT_START = default_brent_start(52)
 ASSUMPTIONS = [
-    "every resident warp issues whenever a pipe is free: latencies hidden (the occupancy is printed beside; "
-    "the loops touch registers and shared memory, no global memory but a kept deal's slot and the tally)",
+    "throughput bound: every resident warp issues whenever a pipe is free, latencies hidden (the loops touch "
+    "registers and shared memory, no global memory but a kept deal's slot and the tally)",
+    "latencies (flat kernels): each warp issues its instructions in order, one when every register it reads is "
+    "written (its writer's issue + the writer's latency, below); a scheduler issues one instruction a cycle, the "
+    "warp that issued last first, then the others in turn; a pipe is held 4 / its rate cycles by each of its "
+    "instructions (a multiprocessor's 4 schedulers share its pipes alike); a warp's iterations are a contiguous "
+    "share of those of one warp over the recorded games; branches, reconvergence and barriers cost their issue "
+    "slot and nothing more; no register-bank conflicts, no dual issue, no instruction-cache misses",
     "a part of the kernel any lane of a warp runs costs the warp every static instruction of it (all its branches)",
     "loops inside a deal run their trip counts (penalty cards, the deck's cards) divided by the compiler's "
     "unrolling, read from the loop's memory accesses",
@@ -237,13 +250,15 @@ def played_by_game2(key, penalties, total, size0, count, out):
 # What flat() counts: the iterations in which a warp runs each part of the flat loop (any lane).
 FLAT_RUNS = ("loop", "checkpoint", "refill", "take", "segment", "free", "pay", "trick", "finish", "brent")
 N_FLAT = len(FLAT_RUNS) + 2  # and the lane-segments played, the iterations
+NO_MASKS = np.zeros(0, dtype=np.uint16)
 
 
 @njit(cache=True)
-def flat(codes, offsets, lanes, check, threshold, capacity, brent_start, out):
+def flat(codes, offsets, lanes, check, threshold, capacity, brent_start, out, masks):
     """The flat loop over one warp playing the games in order. out[:10]: iterations that run each of
     FLAT_RUNS; out[10]: lane-segments played; out[11]: iterations. threshold < 0: refill when fewer
-    deals are ready than lanes are waiting for one."""
+    deals are ready than lanes are waiting for one. masks (empty: not kept): iteration k's parts, bit i
+    for FLAT_RUNS[i]."""
     games = offsets.shape[0] - 1
     at = np.full(lanes, -1, dtype=np.int64)  # the lane's next code, -1: no game
     trick = np.zeros(lanes, dtype=np.int64)  # the lane's tricks so far
@@ -252,6 +267,7 @@ def flat(codes, offsets, lanes, check, threshold, capacity, brent_start, out):
     ready = 0
     turn = 0
     while True:
+        mask = 1  # the loop
         if turn % check == 0:
             out[1] += 1
             idle = 0
@@ -259,15 +275,15 @@ def flat(codes, offsets, lanes, check, threshold, capacity, brent_start, out):
                 idle += at[i] < 0
             if idle == lanes and prepared == games and ready == 0:
                 break
+            mask |= 2
             low = ready < (idle if threshold < 0 else threshold)
             if low and prepared < games and ready + lanes <= capacity:
                 out[2] += 1
+                mask |= 4
                 made = min(lanes, games - prepared)
                 prepared += made
                 ready += made
-        turn += 1
         out[0] += 1
-        out[11] += 1
         took = False
         for i in range(lanes):
             if at[i] < 0:
@@ -278,8 +294,6 @@ def flat(codes, offsets, lanes, check, threshold, capacity, brent_start, out):
                     at[i] = offsets[g]
                     trick[i] = 0
                     free[i] = True
-        if took:
-            out[3] += 1
         played = any_free = any_pay = any_trick = any_end = any_brent = False
         for i in range(lanes):
             if at[i] >= 0:
@@ -300,12 +314,14 @@ def flat(codes, offsets, lanes, check, threshold, capacity, brent_start, out):
                     at[i] = -1
                 elif c == TRICK_END and trick[i] >= brent_start:
                     any_brent = True
-        out[4] += played
-        out[5] += any_free
-        out[6] += any_pay
-        out[7] += any_trick
-        out[8] += any_end
-        out[9] += any_brent
+        for k, ran in enumerate((took, played, any_free, any_pay, any_trick, any_end, any_brent)):
+            if ran:
+                out[3 + k] += 1
+                mask |= 1 << (3 + k)
+        if masks.shape[0]:
+            masks[out[11]] = mask
+        out[11] += 1
+        turn += 1
 
 
 @njit(cache=True)
@@ -365,13 +381,10 @@ def flat_costs(kernel: str = "random_sweep", module: str | None = None,
     return costs
 
 
-def refill_loops(kernel: str, module: str | None) -> list[tuple[Counter, Counter, int]]:
-    """The innermost loops of a flat kernel's refill region over the deal's penalty cards: each one's
-    instructions by class, the same weighed by BRANCH_WEIGHTS, and its unrolling (byte loads per
-    iteration, over the loads per penalty card in the source: 2 where the loop also stores bytes, the
-    draws' swap; else 1)."""
-    listed, where = sass.region_of_each(kernel, module)
-    weights = branch_weights(listed, module)
+def refill_loop_spans(listed: list[sass.Instruction], where: list[str]) -> list[tuple[int, int, int]]:
+    """The innermost loops of a flat kernel's refill region over the deal's penalty cards: each one's first
+    and last index in the listing and its unrolling (byte loads per iteration, over the loads per penalty
+    card in the source: 2 where the loop also stores bytes, the draws' swap; else 1)."""
     spans = sass.loops(listed)
     inner = [(a, b) for a, b in spans if not any(a <= c and d <= b and (c, d) != (a, b) for c, d in spans)]
     out = []
@@ -381,11 +394,18 @@ def refill_loops(kernel: str, module: str | None) -> list[tuple[Counter, Counter
             continue
         byte_loads = sum(1 for ins in body if ins.opcode in ("LD", "LDS") and ".U8" in ins.mnemonic)
         byte_stores = sum(1 for ins in body if ins.opcode in ("ST", "STS") and ".U8" in ins.mnemonic)
-        if not byte_loads:
-            continue  # an atomic's retry loop, or another loop not over the cards
-        per_card = 2 if byte_stores else 1
-        out.append((sass.count(body), weighed(body, weights[a:b + 1]), max(1, byte_loads // per_card)))
+        if byte_loads:  # (else an atomic's retry loop, or another loop not over the cards)
+            out.append((a, b, max(1, byte_loads // (2 if byte_stores else 1))))
     return out
+
+
+def refill_loops(kernel: str, module: str | None) -> list[tuple[Counter, Counter, int]]:
+    """The refill's loops over the penalty cards (refill_loop_spans): each one's instructions by class, the
+    same weighed by BRANCH_WEIGHTS, and its unrolling."""
+    listed, where = sass.region_of_each(kernel, module)
+    weights = branch_weights(listed, module)
+    return [(sass.count(listed[a:b + 1]), weighed(listed[a:b + 1], weights[a:b + 1]), unroll)
+            for a, b, unroll in refill_loop_spans(listed, where)]
 
 
 # Branches inside dealing's loops that no lane, or every lane alike, takes at a known rate (the rule
@@ -505,6 +525,183 @@ def converged_costs(kernel: str = "random_sweep", module: str = OLD) -> dict[str
     return costs
 
 
+# ---------------------------------------------------------------- latencies: a scheduler's warps, in order
+
+ITERATION = ("checkpoint", "refill", "loop", "take", "segment", "trick", "finish", "brent")  # a flat iteration's parts
+PIPES = ("alu", "fma", "xu", "lsu", "shfl")  # a scheduler's pipes ("issue": none but the issue slot)
+
+
+class Program(NamedTuple):
+    """A flat kernel's parts as a scheduler runs them, one instruction a row: its latency, its pipe (-1: none),
+    the cycles it holds the pipe, the registers it writes and reads (numbered; -1 pads); part p is rows
+    starts[p]:starts[p + 1]."""
+    latency: np.ndarray
+    pipe: np.ndarray
+    hold: np.ndarray
+    writes: np.ndarray
+    reads: np.ndarray
+    starts: np.ndarray
+    instructions: dict  # part -> its instructions, in the order it runs them
+
+
+def part_instructions(kernel: str = "random_sweep", module: str | None = None,
+                      penalty_cards: int = 16) -> dict[str, list[sass.Instruction]]:
+    """Each part of ITERATION: its instructions in address order, every branch of it (a warp's lanes take
+    them all, as the throughput model counts). A refill's loops over the penalty cards run penalty_cards
+    // unrolling times; an instruction BRANCH_WEIGHTS runs on a share w of the trips runs on trip k when
+    floor((k + 1) w) > floor(k w) (a new random word every second draw)."""
+    listed, where = sass.region_of_each(kernel, module)
+    weights = branch_weights(listed, module)
+    inner = {a: (b, unroll) for a, b, unroll in refill_loop_spans(listed, where)}
+    out: dict[str, list] = {part: [] for part in ITERATION}
+    k = 0
+    while k < len(listed):
+        region = where[k]
+        if region == "refill" and k in inner:
+            b, unroll = inner[k]
+            for trip in range(max(1, penalty_cards // unroll)):
+                out["refill"] += [ins for ins, w in zip(listed[k:b + 1], weights[k:b + 1])
+                                  if math.floor((trip + 1) * w) > math.floor(trip * w)]
+            k = b + 1
+            continue
+        if region in out:
+            out[region].append(listed[k])
+        k += 1
+    return out
+
+
+def encode(rows: list[sass.Instruction]) -> tuple[np.ndarray, ...]:
+    """Instructions for `schedule`: each one's latency (benchmarks/sass.py LATENCY), pipe (-1: none) and the
+    cycles it holds it (4 schedulers share a multiprocessor's pipes: 4 / the class's rate), the registers it
+    writes and reads (numbered, -1 pads)."""
+    names: dict[str, int] = {}
+    writes = np.full((len(rows), 6), -1, dtype=np.int32)
+    reads = np.full((len(rows), 10), -1, dtype=np.int32)
+    latency, pipe, hold = (np.zeros(len(rows), dtype=np.int32) for _ in range(3))
+    for i, ins in enumerate(rows):
+        dst, src = sass.dependences(ins)
+        for table, regs in ((writes, dst), (reads, src)):
+            for c, reg in enumerate(dict.fromkeys(regs)):
+                table[i, c] = names.setdefault(reg, len(names))
+        latency[i] = sass.latency(ins)
+        where, rate = sass.CLASSES[ins.kind]
+        pipe[i] = PIPES.index(where) if where in PIPES else -1
+        hold[i] = round(sass.ISSUE / rate) if where in PIPES else 1
+    return latency, pipe, hold, writes, reads
+
+
+def program(kernel: str = "random_sweep", module: str | None = None, penalty_cards: int = 16) -> Program:
+    """The kernel's parts for `schedule`, in ITERATION's order (`encode`)."""
+    parts = part_instructions(kernel, module, penalty_cards)
+    starts = np.cumsum([0] + [len(parts[p]) for p in ITERATION]).astype(np.int64)
+    return Program(*encode([ins for part in ITERATION for ins in parts[part]]), starts, parts)
+
+
+def iteration_parts(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The parts each recorded iteration runs, in ITERATION's order, laid end to end (indexes of ITERATION),
+    and where each iteration starts in that list."""
+    bit = [FLAT_RUNS.index(part) for part in ITERATION]
+    ran = ((masks[:, None].astype(np.int64) >> np.array(bit)) & 1).astype(bool)
+    parts = np.nonzero(ran)[1].astype(np.int8)
+    firsts = np.concatenate([[0], np.cumsum(ran.sum(axis=1))]).astype(np.int64)
+    return parts, firsts
+
+
+@njit(cache=True)
+def schedule(latency, pipe, hold, writes, reads, starts, parts, begin, end, registers):
+    """One scheduler issuing its warps' instructions, at most one a cycle: warp w runs the parts
+    parts[begin[w]:end[w]] (their rows of the program) in order, an instruction issuing once every register
+    it reads is written (its writer's issue + latency) and its pipe is free (held `hold` cycles by each
+    instruction), the warp that issued last first, then the others in turn (greedy, then oldest). Returns
+    (the cycles until the last warp is done, the instructions issued)."""
+    warps = begin.shape[0]
+    ready = np.zeros((warps, registers), dtype=np.int64)
+    at = begin.copy()  # each warp's part (an index into parts)
+    row = np.zeros(warps, dtype=np.int64)  # its next instruction
+    done = np.zeros(warps, dtype=np.bool_)
+    left = 0
+    for w in range(warps):
+        while at[w] < end[w] and starts[parts[at[w]]] == starts[parts[at[w]] + 1]:
+            at[w] += 1
+        if at[w] >= end[w]:
+            done[w] = True
+        else:
+            row[w] = starts[parts[at[w]]]
+            left += 1
+    free = np.zeros(8, dtype=np.int64)
+    t = 0
+    issued = 0
+    last = 0
+    while left > 0:
+        chosen = -1
+        for k in range(warps + 1):
+            w = last if k == 0 else k - 1
+            if done[w]:
+                continue
+            i = row[w]
+            if pipe[i] >= 0 and free[pipe[i]] > t:
+                continue
+            ok = True
+            for c in range(reads.shape[1]):
+                r = reads[i, c]
+                if r < 0:
+                    break
+                if ready[w, r] > t:
+                    ok = False
+                    break
+            if ok:
+                chosen = w
+                break
+        if chosen >= 0:
+            w = chosen
+            i = row[w]
+            if pipe[i] >= 0:
+                free[pipe[i]] = t + hold[i]
+            for c in range(writes.shape[1]):
+                r = writes[i, c]
+                if r < 0:
+                    break
+                ready[w, r] = t + latency[i]
+            issued += 1
+            last = w
+            row[w] += 1
+            while row[w] == starts[parts[at[w]] + 1]:
+                at[w] += 1
+                if at[w] == end[w]:
+                    done[w] = True
+                    left -= 1
+                    break
+                row[w] = starts[parts[at[w]]]
+        t += 1
+    return t, issued
+
+
+def latency_model(tr: Traces, prog: Program, warps: int, check: int = 16, capacity: int = 64,
+                  lanes: int = LANES, brent_start: int = BRENT_START, machine: dict = H200) -> dict:
+    """The recorded games played by one scheduler's `warps` warps (each a contiguous share of the flat loop's
+    iterations over one warp of the games), every instruction issued in order as `schedule` does: cycles a
+    deal per multiprocessor (its 4 schedulers alike) and deals/s. Beside it, the latency bound: one warp
+    alone (its chains of dependent instructions, in order, one issue a cycle) over the warps a scheduler
+    has, which no scheduling can beat."""
+    out = np.zeros(N_FLAT, dtype=np.int64)
+    flat(tr.codes, tr.offsets, lanes, check, lanes, capacity, brent_start, out, NO_MASKS)
+    masks = np.zeros(int(out[-1]), dtype=np.uint16)
+    flat(tr.codes, tr.offsets, lanes, check, lanes, capacity, brent_start, np.zeros(N_FLAT, dtype=np.int64), masks)
+    parts, firsts = iteration_parts(masks)
+    registers = int(max(prog.writes.max(), prog.reads.max())) + 1
+    cut = firsts[np.linspace(0, len(masks), warps + 1).astype(np.int64)]
+    cycles, issued = schedule(prog.latency, prog.pipe, prog.hold, prog.writes, prog.reads, prog.starts, parts,
+                              cut[:-1], cut[1:], registers)
+    alone, _ = schedule(prog.latency, prog.pipe, prog.hold, prog.writes, prog.reads, prog.starts, parts,
+                        firsts[:1], firsts[-1:], registers)
+    per_deal = cycles / (sass.ISSUE * tr.games)  # 4 schedulers a multiprocessor, each playing these games
+    bound = alone / (warps * sass.ISSUE * tr.games)
+    clock = machine["multiprocessors"] * machine["clock_hz"]
+    return dict(warps_per_scheduler=warps, cycles_per_deal=per_deal, deals_per_s=clock / per_deal,
+                issue_rate=issued / cycles, latency_bound_cycles=bound, latency_bound_deals_per_s=clock / bound,
+                alone_cycles_per_instruction=alone / issued)
+
+
 # ---------------------------------------------------------------- how a launch fills the device
 
 @njit(cache=True)
@@ -609,7 +806,7 @@ def flat_model(tr: Traces, costs: dict[str, Counter], check: int = 16, threshold
     Counter of class -> warp-instructions) is charged for every iteration in which any lane runs it
     ('segment' for either kind of segment, 'free' and 'pay' for each kind, when a kernel has them apart)."""
     out = np.zeros(N_FLAT, dtype=np.int64)
-    flat(tr.codes, tr.offsets, lanes, check, threshold, capacity, brent_start, out)
+    flat(tr.codes, tr.offsets, lanes, check, threshold, capacity, brent_start, out, NO_MASKS)
     runs = dict(zip(FLAT_RUNS, (int(x) for x in out[:len(FLAT_RUNS)])))
     per_deal = _spend(runs, costs, tr.games)
     return dict(scheduling="flat", utilisation=out[-2] / (lanes * out[-1]), iterations=int(out[-1]), runs=runs,
@@ -664,16 +861,21 @@ def model_kernel(tr: Traces, kernel: str = "random_sweep", module: str | None = 
         costs = flat_costs(kernel, module)
         check = _module_attr(module, "CHECK", 1)
         queue = _module_attr(module, "QUEUE", 64)
-        rows = [dict(flat_model(tr, costs, check=check, capacity=queue), label=f"{name}: flat", costs=costs,
-                     check=check, queue=queue, **common),
+        flat_row = flat_model(tr, costs, check=check, capacity=queue)
+        timing = latency_model(tr, program(kernel, module), occ["warps"] // SUB_PARTITIONS, check=check,
+                               capacity=queue)
+        rows = [dict(flat_row, label=f"{name}: flat", costs=costs, check=check, queue=queue, latency=timing,
+                     figure=min(flat_row["deals_per_s"], timing["deals_per_s"], timing["latency_bound_deals_per_s"]),
+                     **common),
                 dict(converged_model(tr, as_converged(costs)), label=f"{name}: its costs, converged (what-if)",
                      costs=as_converged(costs), **common)]
+        rows[1]["figure"] = rows[1]["deals_per_s"]
     else:
         # Its shared arrays are one row of MAX_TOTAL bytes per thread (84785db: `seq`, `scratch`).
         ways = row_conflicts(_module_attr(module, "MAX_TOTAL", 0))
         costs = converged_costs(kernel, module)
-        rows = [dict(converged_model(tr, costs, grab=_module_attr(module, "GRAB", 8), shared_ways=ways),
-                     label=f"{name}: converged", costs=costs, **common)]
+        row = converged_model(tr, costs, grab=_module_attr(module, "GRAB", 8), shared_ways=ways)
+        rows = [dict(row, label=f"{name}: converged", costs=costs, figure=row["deals_per_s"], **common)]
     return rows
 
 
@@ -750,12 +952,25 @@ def main(argv=None) -> None:
         bounds = ", ".join(f"{k} {v:.0f}" for k, v in row["bounds"].items())
         print(f"  lane utilisation {row['utilisation']:.1%} (model); {row['warp_instructions_per_deal']:.0f} "
               f"warp-instructions a deal (model); SM-cycles a deal: {bounds}")
-        print(f"  => {row['cycles_per_deal']:.1f} SM-cycles a deal, {row['bound']} bound: "
-              f"{row['deals_per_s'] / 1e9:.2f} G deals/s on one H200 (model, assuming the {o['warps']} resident "
-              f"warps hide every latency)")
+        print(f"  throughput bound: {row['cycles_per_deal']:.1f} SM-cycles a deal, {row['bound']} bound: "
+              f"{row['deals_per_s'] / 1e9:.2f} G deals/s (if the {o['warps']} resident warps hid every latency)")
+        if "latency" in row:
+            t = row["latency"]
+            print(f"  latency bound: one warp alone issues one instruction every {t['alone_cycles_per_instruction']:.2f} "
+                  f"cycles (its dependent chains, in order); over the {t['warps_per_scheduler']} warps a scheduler has: "
+                  f"{t['latency_bound_cycles']:.1f} SM-cycles a deal, {t['latency_bound_deals_per_s'] / 1e9:.2f} G")
+            print(f"  the {t['warps_per_scheduler']} warps of a scheduler issuing in order (latencies, pipes held): "
+                  f"{t['issue_rate']:.2f} instructions a cycle of 1, {t['cycles_per_deal']:.1f} SM-cycles a deal, "
+                  f"{t['deals_per_s'] / 1e9:.2f} G")
+        else:
+            print("  latencies: not modelled (the kernel marks no parts)")
+        print(f"  => {row['figure'] / 1e9:.2f} G random standard deals/s on one H200 (model: the smallest)")
     print("\nassumptions:")
     for a in r["assumptions"]:
         print(f"  - {a}")
+    print("latencies, cycles from an instruction's issue to a dependent one's (benchmarks/sass.py LATENCY):")
+    for what, (cycles, source) in sass.LATENCY.items():
+        print(f"  - {what}: {cycles} ({source})")
 
 
 if __name__ == "__main__":

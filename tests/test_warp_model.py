@@ -129,7 +129,7 @@ def test_a_flat_warp_starts_the_next_game_at_once():
     # Four games: lane 0 plays games 0, 2 and 3 while lane 1 plays its five segments.
     tr = games((0,), (2, 1), (0,), (0,))
     out = np.zeros(warp_model.N_FLAT, dtype=np.int64)
-    flat(tr.codes, tr.offsets, 2, 1, 2, 64, 1000, out)
+    flat(tr.codes, tr.offsets, 2, 1, 2, 64, 1000, out, warp_model.NO_MASKS)
     assert out[-2] == 8 and out[-1] == 5
 
 
@@ -175,6 +175,65 @@ def test_rows_per_lane_in_shared_memory_share_banks(row, ways):
     """A lane's row of `row` bytes: lane r's byte i is in bank (r * row + i) // 4 % 32."""
     banks = Counter((r * row) // 4 % 32 for r in range(32))
     assert warp_model.row_conflicts(row) == (max(banks.values()) if row % 4 == 0 else 1) == ways
+
+
+# ---------------------------------------------------------------- latencies, by hand
+
+def listing(*lines):
+    """Instructions from SASS text, as nvdisasm prints them."""
+    return [sass.Instruction(16 * k, None, None, text.split()[0], sass.classify(text.split()[0]),
+                             f"/*{16 * k:04x}*/ {text} ;", None, None) for k, text in enumerate(lines)]
+
+
+def test_what_an_instruction_writes_and_reads():
+    cases = {
+        "ISETP.NE.AND.EX P3, PT, R53, RZ, PT, P3": (("P3",), ("R53", "P3")),
+        "IADD3 R35, P1, P3, R35, UR8, R36": (("R35", "P1", "P3"), ("R35", "UR8", "R36")),
+        "IADD3.X R58, RZ, UR9, R58, P1, P3": (("R58",), ("UR9", "R58", "P1", "P3")),
+        "SHFL.IDX PT, R60, R56, R69, 0x1f": (("R60",), ("R56", "R69")),
+        "LDS.64 R38, [R38+0x8]": (("R38", "R39"), ("R38",)),
+        "STS.64 [R75], R52": ((), ("R75", "R52", "R53")),
+        "IMAD.WIDE.U32 R18, R20, UR4, R18": (("R18", "R19"), ("R20", "UR4", "R18", "R19")),
+        "CS2R R26, SRZ": (("R26", "R27"), ()),
+        "BAR.RED.POPC.DEFER_BLOCKING 0x0, !P0": (("B",), ("P0",)),
+        "B2R.RESULT R53": (("R53",), ("B",)),
+        "REDG.E.ADD.64.STRONG.GPU desc[UR10][R18.64], R12": ((), ("UR10", "R18", "R19", "R12", "R13")),
+        "VOTEU.ANY UR4, UPT, PT": (("UR4",), ()),
+    }
+    for text, expected in cases.items():
+        (ins,) = listing(text)
+        assert sass.dependences(ins) == expected, text
+    guarded = sass.Instruction(0, None, None, "LDS", "shared", "/*0000*/ @!P1 LDS R52, [R52+0x1304] ;", None, None)
+    assert sass.dependences(guarded) == (("R52",), ("P1", "R52"))
+    assert sass.latency(listing("POPC R1, R2")[0]) == 10 and sass.latency(listing("LDS R1, [R2]")[0]) == 29
+    assert sass.latency(listing("IMAD.MOV.U32 R1, RZ, RZ, R2")[0]) == 5
+
+
+def run_schedule(rows, warps=1):
+    """One part of these instructions, run once by each of `warps` warps: (cycles, issued)."""
+    prog = warp_model.Program(*warp_model.encode(listing(*rows)), np.array([0, len(rows)], np.int64), {})
+    parts = np.zeros(warps, dtype=np.int8)
+    return warp_model.schedule(prog.latency, prog.pipe, prog.hold, prog.writes, prog.reads, prog.starts, parts,
+                               np.arange(warps, dtype=np.int64), np.arange(1, warps + 1, dtype=np.int64), 64)
+
+
+def test_a_warp_waits_for_what_it_reads_and_for_its_pipe():
+    chain = [f"IADD3 R{k + 1}, R{k}, 0x1, RZ" for k in range(10)]  # each reads the one before
+    assert run_schedule(chain) == (9 * 4 + 1, 10)  # 4 cycles each (the ALU's latency)
+    apart = [f"IADD3 R{k + 20}, R{k}, 0x1, RZ" for k in range(10)]  # independent: the ALU pipe, 2 cycles each
+    assert run_schedule(apart) == (9 * 2 + 1, 10)
+    mixed = [f"{op} R{k + 20}, R{k}, 0x1, RZ" for k, op in zip(range(10), ["IADD3", "IMAD.IADD"] * 5)]
+    assert run_schedule(mixed) == (10, 10)  # ALU and FMA pipes in turn: one a cycle
+    assert run_schedule(["LDS R1, [R2]", "IADD3 R3, R1, 0x1, RZ"]) == (29 + 1, 2)
+
+
+def test_warps_of_a_scheduler_hide_each_others_latencies():
+    chain = [f"IADD3 R{k + 1}, R{k}, 0x1, RZ" for k in range(10)]
+    one, _ = run_schedule(chain)
+    two, issued = run_schedule(chain, warps=2)
+    assert issued == 20 and two == one + 2  # the second warp's chain in the first one's gaps (after its pipe)
+    many, _ = run_schedule(chain, warps=8)
+    assert many == 8 * 10 * 2 - 1  # eight chains fill the ALU pipe, 2 cycles an instruction
 
 
 # ---------------------------------------------------------------- the SASS
@@ -282,3 +341,31 @@ def test_the_default_random_config_fills_an_h200(recorded):
     text = (HERE.parent / "docs" / "gpu.md").read_text()
     assert f"{f['busy']:.0%} of the launch" in text and f"{f['shards']} shards" in text, \
         f"docs/gpu.md should say: a GPU batch of {f['shards']} shards, busy {f['busy']:.0%} of the launch"
+
+
+def test_latencies_cost_the_kernel_what_the_throughput_bound_leaves_out(current, recorded):
+    """The current kernel with its occupancy's warps: in-order issue, latencies and pipes make it slower
+    than the throughput bound and no faster than one warp's chains allow; more warps a scheduler, faster."""
+    row = current[0]
+    t = row["latency"]
+    assert t["warps_per_scheduler"] == row["occupancy"]["warps"] // 4
+    assert t["deals_per_s"] < row["deals_per_s"] and row["figure"] == min(
+        row["deals_per_s"], t["deals_per_s"], t["latency_bound_deals_per_s"])
+    assert t["deals_per_s"] <= t["latency_bound_deals_per_s"] and 0 < t["issue_rate"] <= 1
+    prog = warp_model.program()
+    assert {part for part, listed in prog.instructions.items() if listed} >= {"segment", "take", "refill", "finish"}
+    # the refill's loops over the 16 penalty cards, run out: more than its static instructions
+    assert len(prog.instructions["refill"]) > 2 * sum(1 for w in sass.region_of_each("random_sweep")[1] if w == "refill")
+    few = warp_model.traces(5_000)
+    slow, fast = (warp_model.latency_model(few, prog, w)["deals_per_s"] for w in (1, 8))
+    assert slow < fast
+
+
+def test_the_gpu_figure_in_the_benchmarks_readme_is_the_models(current):
+    """benchmarks/README.md's figure for the flat kernel is what the model prints (to 0.01 G)."""
+    text = (HERE.parent / "benchmarks" / "README.md").read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| `kernels/sweep/cuda.py`: flat"))
+    assert f"**{current[0]['figure'] / 1e9:.2f} G**" in row, row
+    import atlas_curve  # (the hunts' prices in docs/atlas.md and README.md are at this figure)
+
+    assert atlas_curve.GPU_GAMES_S == pytest.approx(current[0]["figure"], abs=0.006e9)

@@ -63,9 +63,11 @@ def step(mX, nX, qX, mY, nY, qY, who, v, pm, pq, pl, pc):
     if free:
         pl = W0  # a boundary: the last trick's cards (the pile's other words were emptied at its end)
     # Each side's event: its next penalty card or running out; in free play the leader's k-th card is
-    # step 2k and the other's 2k+1, so Y acts first when its event comes strictly first.
-    eY = u32(min(ctz(mY), np.uint64(nY)))
-    eX = u32(min(ctz(mX), np.uint64(nX))) if free else NONE
+    # step 2k and the other's 2k+1, so Y acts first when its event comes strictly first. A hand's word has
+    # bits only below its count, and a count is below 64 (the other hand holds a card, or the game is
+    # over), so min(ctz(m), n) is the trailing zeros of m with bit n set: one count of a word never 0.
+    eY = u32(ctz(mY | (U1 << np.uint64(nY))))
+    eX = u32(ctz(mX | (U1 << np.uint64(nX)))) if free else NONE
     first = u32(min(eX, eY))
     yfirst = u32(eY < eX)  # always 1 in a payment
     pY = first if free else u32(min(eY, v))

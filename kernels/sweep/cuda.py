@@ -177,6 +177,7 @@ def specialised(mode: int):
         exhausted = False
         # The lane's game: the segments' state, its tricks and cards, Brent's saved state, its deal (packed).
         playing = False
+        over = False  # its game has just ended
         mX = qX = mY = qY = pm = pq = U0
         nX = nY = who = v = pl = pc = W0
         j = np.int64(0)
@@ -194,15 +195,18 @@ def specialised(mode: int):
         win0 = I0
         win1 = I0
         best_key = NONE
+        countdown = I0  # iterations to the next checkpoint (the first iteration is one)
+        parity = I0  # the checkpoints' parity
         cuda.syncthreads()
-        turn = I0
         while True:
-            if turn % CHECK == 0:  # @checkpoint
-                # A checkpoint, the whole warp at once: done, or refill the queue if it runs low. Every lane
-                # must decide alike, so all read the count of ready deals lane 0 saw before the barrier (see
-                # QUEUE). (Two cells, one per checkpoint's parity: lane 0 writes the next before a slow lane
-                # has surely read this one.)
-                seen = SEEN + ((turn // CHECK) & 1)
+            if countdown == I0:  # @checkpoint
+                # A checkpoint every CHECK iterations, the whole warp at once: done, or refill the queue if it
+                # runs low. Every lane must decide alike, so all read the count of ready deals lane 0 saw before
+                # the barrier (see QUEUE). (Two cells, one per checkpoint's parity: lane 0 writes the next before
+                # a slow lane has surely read this one.)
+                countdown = i32(CHECK)
+                seen = SEEN + parity
+                parity = i32(parity ^ 1)
                 if lane == 0:
                     ticket[seen] = ticket[READY]
                 idle = cuda.syncthreads_count(np.int32(not playing))
@@ -266,7 +270,7 @@ def specialised(mode: int):
                     if lane == 0:
                         ticket[PUT] = 0  # used again only after the next checkpoint's barrier
                         cuda.atomic.add(ticket, READY, added)
-            turn = i32(turn + 1)  # @loop
+            countdown = i32(countdown - 1)  # @loop
             if not playing:  # @take
                 # Take the next deal, if one is ready (without a barrier: a lane whose game ended between
                 # checkpoints starts its next game at once).
@@ -291,23 +295,19 @@ def specialised(mode: int):
                         # A hand without cards: the other wins before any trick (as game2).
                         who = np.uint32(nX == W0)
                         playing = False
-                        tp, deals, total_cards, cycles, win0, win1, best_key = _finished(
-                            who, tricks, cards, j, min_cards, min_tricks, histogram, bins, n_cand, cand, acc, best,
-                            tp, deals, total_cards, cycles, win0, win1, best_key)
+                        over = True
                 else:
                     cuda.atomic.add(ticket, READY, 1)  # none was ready: give the count back
             if playing:  # @loop
                 # One segment: free play, or a round of payment (kernels/engines/segments.py).
-                mX, nX, qX, mY, nY, qY, who, v, pm, pq, pl, pc, event = step(mX, nX, qX, mY, nY, qY, who, v,  # @segment
-                                                                              pm, pq, pl, pc)
+                mX, nX, qX, mY, nY, qY, who, v, pm, pq, pl, pc, event = step(  # @segment
+                    mX, nX, qX, mY, nY, qY, who, v, pm, pq, pl, pc)
                 if event != MID:
                     tricks = i32(tricks + 1)  # @trick
                     cards = i32(cards + pl)
-                    if event == OVER:  # @finish
+                    if event == OVER:
                         playing = False
-                        tp, deals, total_cards, cycles, win0, win1, best_key = _finished(
-                            who, tricks, cards, j, min_cards, min_tricks, histogram, bins, n_cand, cand, acc, best,
-                            tp, deals, total_cards, cycles, win0, win1, best_key)
+                        over = True
                     elif tricks >= brent_start:  # @brent
                         # Brent's algorithm at trick boundaries, as game2 (only in games this long).
                         if tricks == brent_start:
@@ -327,6 +327,12 @@ def specialised(mode: int):
                                 s_who, s_mX, s_nX, s_qX, s_mY, s_qY = who, mX, nX, qX, mY, qY
                                 power = i32(power * 2)
                                 lam = I0
+            if over:  # @finish
+                # A finished game (one place for both ways a game ends: the kernel's code once).
+                over = False
+                tp, deals, total_cards, cycles, win0, win1, best_key = _finished(
+                    who, tricks, cards, j, min_cards, min_tricks, histogram, bins, n_cand, cand, acc, best,
+                    tp, deals, total_cards, cycles, win0, win1, best_key)
         # The lane's last tally, into its piece's.
         cuda.syncthreads()  # @end
         _flush(acc, best, tp, deals, total_cards, cycles, win0, win1, best_key)
@@ -380,7 +386,8 @@ def _finished(winner, tricks, cards, j, min_cards, min_tricks, histogram, bins, 
         win0 = i32(win0 + 1)
     else:
         win1 = i32(win1 + 1)
-    cuda.atomic.add(histogram, (min(cards, bins - 1), piece), 1)
+    # (unsigned indices: no wraparound of negative ones to compute)
+    cuda.atomic.add(histogram, (np.uint32(min(cards, bins - 1)), np.uint32(piece)), 1)
     # The first offset met among equals wins a max: the offset's complement below the cards.
     key = (np.int64(cards) << OFFSET_BITS) | (LOW - (j & LOW))
     if key > best_key:
