@@ -7,7 +7,7 @@ it where they do not, and prices a hunt for a full deck's cycle:
 
     python benchmarks/atlas_curve.py                        # the committed rows
     python benchmarks/atlas_curve.py runs/atlas-standard runs/atlas-camicia ...
-    python benchmarks/atlas_curve.py RUN ... --write-csv benchmarks/atlas/curve.csv
+    python benchmarks/atlas_curve.py RUN ... --write-csv benchmarks/atlas/curve.csv   # atlas runs, `states` hunts
     python benchmarks/atlas_curve.py --markdown             # docs/atlas.md's tables
 
 The fit: the cycling count of each deck's row is Poisson with mean `played x rate(cards)`, the rate a
@@ -71,21 +71,68 @@ def family_of(deck: str) -> str:
 
 
 def load(sources: list[str]) -> pd.DataFrame:
-    """The atlas rows of runs (directories or URIs), or of a CSV written by --write-csv."""
-    if len(sources) == 1 and sources[0].endswith(".csv"):
-        return pd.read_csv(sources[0])
-    from cluster.query import query
+    """The rows of CSVs written by --write-csv, of atlas runs (their atlas tables) and of `states` runs (a
+    hunt: one sampled row of its deck's random states), in the order given."""
+    from cluster.runmeta import read_run_config
 
-    frame = query(sources, "SELECT * FROM atlas").to_pandas()
-    frame["family"] = [family_of(d) for d in frame["deck"]]
-    return frame[COLUMNS]
+    frames = []
+    for source in sources:
+        if source.endswith(".csv"):
+            frames.append(pd.read_csv(source))
+        elif read_run_config(source).strategy == "states":
+            frames.append(hunt_row(source))
+        else:
+            from cluster.query import query
+
+            frame = query([source], "SELECT * FROM atlas").to_pandas()
+            frame["family"] = [family_of(d) for d in frame["deck"]]
+            frames.append(frame[COLUMNS])
+    return pd.concat(frames, ignore_index=True)[COLUMNS]
+
+
+def hunt_row(uri: str) -> pd.DataFrame:
+    """A `states` run as one sampled row of its deck: the states played, those whose games cycled (with the
+    exact 95% interval on their rate), its distinct cycles and their periods, its CPU time."""
+    from cluster.atlas import rate_interval
+    from cluster.query import query
+    from cluster.runmeta import read_run_config
+    from kernels.decks import parse_deck
+
+    config = read_run_config(uri)
+    (totals,) = query([uri], "SELECT sum(deals) AS played, sum(cycles) AS cycling, sum(elapsed_s) AS cpu_s "
+                             "FROM shards WHERE status = 'done'").to_pylist()
+    periods = query([uri], "SELECT period_tricks || '/' || period_cards AS p FROM cycles "
+                           "ORDER BY period_cards, period_tricks").column("p").to_pylist()
+    deck = parse_deck(config.deck)
+    played, cycling = int(totals["played"] or 0), int(totals["cycling"] or 0)
+    lo, hi = rate_interval(cycling, played)
+    return pd.DataFrame([dict(family=family_of(config.deck), deck=config.deck, cards=deck.total,
+                              plain=deck.counts[0], penalty_cards=deck.penalty_cards, method="sampled",
+                              unit="state", played=played, cycling=cycling, rate=cycling / played if played else 0.0,
+                              rate_lo=lo, rate_hi=hi, cycles=len(periods), periods=", ".join(periods) or None,
+                              cpu_s=round(float(totals["cpu_s"] or 0), 3))])[COLUMNS]
 
 
 def points(frame: pd.DataFrame, family: str, unit: str) -> pd.DataFrame:
-    """One row per deck of a family: its exact row where it has one, else its sample."""
+    """One row per deck of a family: its exact row where it has one, else its samples pooled (an atlas's
+    sample and a hunt's are independent samples of the deck's random deals or states: their counts add)."""
+    from cluster.atlas import rate_interval
+
     rows = frame[(frame["family"] == family) & (frame["unit"] == unit)]
-    rows = rows.sort_values(["cards", "method"])  # "exact" before "sampled"
-    return rows.drop_duplicates("cards", keep="first").reset_index(drop=True)
+    out = []
+    for _, group in rows.groupby("cards", sort=True):
+        exact = group[group["method"] == "exact"]
+        if not exact.empty or len(group) == 1:
+            out.append((exact if not exact.empty else group).iloc[0].to_dict())
+            continue
+        row = group.iloc[0].to_dict()
+        played, cycling = int(group["played"].sum()), int(group["cycling"].sum())
+        row.update(played=played, cycling=cycling, rate=cycling / played, cycles=int(group["cycles"].sum()),
+                   periods=", ".join(p for p in group["periods"] if isinstance(p, str)) or None,
+                   cpu_s=float(group["cpu_s"].sum()))
+        row["rate_lo"], row["rate_hi"] = rate_interval(cycling, played)
+        out.append(row)
+    return pd.DataFrame(out, columns=rows.columns).reset_index(drop=True)
 
 
 @dataclass

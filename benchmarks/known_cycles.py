@@ -5,11 +5,12 @@
 
 The published cycles come from the deals their authors published (tests/data/published/, each file
 with its source), one deal per cycle; the project's own finds from tests/data/camicia_family_cycles.tsv
-(the Camicia composition's atlas) and from the atlas runs given on the command line (every cycle of
-their cycles tables; docs/catalogue.md names the runs the shipped file was made from). Each cycle is
-measured here (kernels/catalogue.py `entry_of`: its canonical state, id and period on the reference
-player, its closure by backward play with every balanced deal replayed), labelled by whoever
-published it first, and written once. The order is fixed (by deck, then period, then id), so the
+(the Camicia composition's atlas) and from the atlas runs and hunts given on the command line (every
+cycle of their cycles tables, labelled "bmn atlas YEAR", or "bmn states YEAR" for a `states` hunt;
+docs/catalogue.md names the runs the shipped file was made from). Each cycle is measured here
+(kernels/catalogue.py `entry_of`: its canonical state, id and period on the reference player, its
+closure by backward play with every balanced deal replayed), labelled by whoever published it first,
+and written once. The order is fixed (by deck, then period, then id), so the
 file changes only where a source does.
 """
 
@@ -112,11 +113,24 @@ def own(runs: list[str]) -> list[tuple[str, str, str, str]]:
 
         for uri in runs:
             config = read_run_config(uri)
-            where = (f"bmn search {config_path(uri)} (docs/atlas.md; config {config.fingerprint()}); "
-                     f"bmn cycles of that run")
+            source = f"bmn {config.strategy} {run_year(uri)}"
+            if config.strategy == "atlas":
+                where = (f"bmn search {config_path(uri)} (docs/atlas.md; config {config.fingerprint()}); "
+                         f"bmn cycles of that run")
+            else:  # a hunt
+                where = (f"bmn search --strategy {config.strategy} --deck {config.deck} --deals {config.deals} "
+                         f"--shard-size {config.shard_size} --seed {config.seed} (docs/atlas.md; config "
+                         f"{config.fingerprint()}); bmn cycles of that run")
             for row in cycles_report([uri]).to_pylist():
-                out.append((row["state"] or row["hands"], ATLAS, where, ""))
+                out.append((row["state"] or row["hands"], source, where, ""))
     return out
+
+
+def run_year(uri: str) -> int:
+    """The year a run was made in (run.json's created_at)."""
+    from cluster.runmeta import existing_run, run_json
+
+    return datetime.datetime.fromtimestamp(run_json(existing_run(uri))["created_at"], datetime.timezone.utc).year
 
 
 def searches(runs: list[str]) -> list[tuple]:
@@ -161,7 +175,8 @@ def build(runs: list[str], today: str) -> list[KnownCycle]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="*", metavar="RUN", help="atlas runs whose cycles are the project's own finds")
+    parser.add_argument("runs", nargs="*", metavar="RUN",
+                        help="atlas runs and hunts whose cycles are the project's own finds")
     parser.add_argument("--check", action="store_true", help="say what would change; write nothing")
     parser.add_argument("--date", default=datetime.date.today().isoformat(), help="the confirmation date written")
     args = parser.parse_args()

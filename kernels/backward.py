@@ -522,6 +522,19 @@ def _as_deal(row, n0: int, lead: int) -> list[list[int]]:
     return hands if lead == 0 else hands[::-1]
 
 
+def _cycle_of(state: Sequence[Sequence[int]]) -> tuple[str, GameResult, list]:
+    """The cycle a two-player state's game enters: its canonical state (a deal, the leader's hand first), the
+    game from it (preperiod 0) and its states in order from it; one sentence if the game ends."""
+    check_deal(state)
+    if len(state) != 2:
+        raise BmnError("backward play is defined for two players; this state has %d hands" % len(state))
+    canonical = cycle_state(state)
+    if canonical is None:
+        raise BmnError("this state's game ends: it enters no cycle")
+    seq, split = as_sequence(parse_deal(canonical))
+    return canonical, GameResult.from_row(play_batch(seq[None, :], split)[0]), walk(parse_deal(canonical)).cycle
+
+
 def closure(state: Sequence[Sequence[int]], *, max_states: int = DEFAULT_MAX_STATES) -> Closure:
     """The backward closure of the cycle that this two-player state's game enters (hand 1 leading).
 
@@ -531,15 +544,7 @@ def closure(state: Sequence[Sequence[int]], *, max_states: int = DEFAULT_MAX_STA
     that is its own mirror (hands swapped, the other leader) is met from both seats, so its count
     of states seen from the leader's seat is half the states visited.
     """
-    check_deal(state)
-    if len(state) != 2:
-        raise BmnError("backward play is defined for two players; this state has %d hands" % len(state))
-    canonical = cycle_state(state)
-    if canonical is None:
-        raise BmnError("this state's game ends: it enters no cycle")
-    cycle = walk(parse_deal(canonical)).cycle  # from the canonical state
-    seq, split = as_sequence(parse_deal(canonical))
-    result = GameResult.from_row(play_batch(seq[None, :], split)[0])
+    canonical, result, cycle = _cycle_of(state)
     roots = States.of(cycle)
     found, searched = _search(roots, roots.previous(cyclic=True), max_states)
     # The most nearly balanced state: the cycle's own first (in order from the canonical state), then
@@ -555,6 +560,69 @@ def closure(state: Sequence[Sequence[int]], *, max_states: int = DEFAULT_MAX_STA
         seen = -(-seen // 2)  # each state is met from both seats (rounded up: a lower bound if truncated)
     deals = _cycle_deals(roots, found, result.cycle_id)
     return Closure(result, canonical, seen, format_deal(closest), gap // 2, deals, searched.truncated)
+
+
+@dataclass
+class Entering:
+    """Every trick-boundary state whose game enters a cycle, the cycle's own states included."""
+
+    cycle: GameResult  # the game of its canonical state (preperiod 0)
+    deals: list[str]  # each state written as a deal, its leader's hand first (a deal is led by hand 1), sorted
+    truncated: bool  # the state budget stopped the search: more states may enter it
+
+    def splits(self) -> dict[tuple[int, int], int]:
+        """How many of the deals hold each split (the leader's cards, the other's), the leader's largest first."""
+        out: dict[tuple[int, int], int] = {}
+        for deal in self.deals:
+            lead, other = deal.split("/")
+            out[(len(lead), len(other))] = out.get((len(lead), len(other)), 0) + 1
+        return dict(sorted(out.items(), key=lambda kv: (-kv[0][0], kv[0][1])))
+
+
+def entering(state: Sequence[Sequence[int]], *, max_states: int = DEFAULT_MAX_STATES) -> Entering:
+    """Every state, of every split, whose game enters the cycle of this two-player state's game (`closure`
+    counts them; this lists them): each written as a deal led by its leader, played forward by the engine and
+    checked to enter the cycle (a state that does not is a bug and raises)."""
+    _, result, cycle = _cycle_of(state)
+    roots = States.of(cycle)
+    skips = roots.previous(cyclic=True)
+    total = roots.rows.shape[1]
+    preds = States(np.empty((2 * total, total), dtype=np.uint8), np.empty(2 * total, dtype=np.int64),
+                   np.empty(2 * total, dtype=np.int64))
+    pred_cards = np.empty(2 * total, dtype=np.int64)
+    pile_owner = np.empty(total, dtype=np.int64)
+
+    def led(row, n0, leader) -> str:
+        hands = [row[:n0], row[n0:]]
+        return format_deal(hands if leader == 0 else hands[::-1])
+
+    deals = {led(roots.rows[r], roots.n0[r], roots.leader[r]) for r in range(len(roots.n0))}
+    visited, truncated = 0, False
+    for r in range(len(roots.n0)):
+        n = predecessors(roots.rows[r], roots.n0[r], roots.leader[r], pile_owner, preds, pred_cards)
+        stack = [(preds.rows[j].copy(), int(preds.n0[j]), int(preds.leader[j])) for j in range(n)
+                 if not _same(preds, j, skips, r)]
+        while stack and not truncated:
+            if visited >= max_states:
+                truncated = True
+                break
+            row, n0, leader = stack.pop()
+            visited += 1
+            deals.add(led(row, n0, leader))
+            n = predecessors(row, n0, leader, pile_owner, preds, pred_cards)
+            stack += [(preds.rows[j].copy(), int(preds.n0[j]), int(preds.leader[j])) for j in range(n)]
+    listed = sorted(deals)
+    by_split: dict[tuple[int, int], list[str]] = {}
+    for deal in listed:
+        lead, other = deal.split("/")
+        by_split.setdefault((len(lead), len(other)), []).append(deal)
+    for split_, group in by_split.items():
+        rows = np.array([as_sequence(parse_deal(d))[0] for d in group], dtype=np.uint8)
+        for deal, played in zip(group, play_batch(rows, split_)):
+            got = GameResult.from_row(played)
+            if got.outcome != "cycle" or got.cycle_id != result.cycle_id:
+                raise RuntimeError(f"backward play found {deal}, which does not enter cycle {result.cycle_id}")
+    return Entering(result, listed, truncated)
 
 
 def extend(deal: Sequence[Sequence[int]], *, max_states: int = DEFAULT_MAX_STATES,

@@ -128,3 +128,22 @@ def test_the_committed_rows_are_the_families_small_to_full():
     for deck in ("standard", "camicia"):  # each full deck's hunt, per deal and per state
         for unit in ("deal", "state"):
             assert f"\n| {deck} | {unit} | " in tables
+
+
+def test_a_states_hunt_is_a_sampled_row_pooled_with_the_atlas_sample_of_its_deck():
+    """A `states` run read as one row of its deck's random states (its cycling states, distinct cycles and
+    periods from its tables); with an atlas sample of the same deck, the two samples' counts add."""
+    run = str(HERE / "data" / "runs_before_typed" / "states")  # 3,000 states of 0:6,1:2,2:2
+    (row,) = atlas_curve.hunt_row(run).to_dict("records")
+    assert (row["deck"], row["cards"], row["plain"], row["penalty_cards"], row["method"], row["unit"]) == \
+        ("0:6,1:2,2:2", 10, 6, 4, "sampled", "state")
+    assert row["played"] == 3000 and 0 < row["cycling"] < 100 and (row["cycles"], row["periods"]) == (1, "3/15")
+    assert (row["rate_lo"], row["rate_hi"]) == rate_interval(row["cycling"], 3000)
+    atlas = pd.DataFrame([{**row, "played": 7000, "cycling": 30, "cycles": 1, "cpu_s": 1.0}])
+    frame = pd.concat([atlas_curve.load([run]), atlas], ignore_index=True)
+    (pooled,) = atlas_curve.points(frame, row["family"], "state").to_dict("records")
+    assert (pooled["played"], pooled["cycling"]) == (10_000, row["cycling"] + 30)
+    assert (pooled["rate_lo"], pooled["rate_hi"]) == rate_interval(row["cycling"] + 30, 10_000)
+    exact = pd.DataFrame([{**row, "method": "exact", "played": 11_340, "cycling": 43}])
+    (kept,) = atlas_curve.points(pd.concat([frame, exact]), row["family"], "state").to_dict("records")
+    assert (kept["method"], kept["cycling"]) == ("exact", 43)  # an exact row is the deck's whole story

@@ -137,3 +137,32 @@ def test_climb_from_states_within_a_budget_says_it_was_truncated():
         r = play_reference([row[:26], row[26:]])
         assert r.outcome == "win" and r.cards == length > seed.result.cards
         assert seat_views([row[:26], row[26:]]) & _views(path)
+
+
+def test_every_state_of_every_split_entering_a_cycle_is_listed():
+    """`entering` against every state of a small deck played on the reference player: the states (as deals led
+    by their leader) whose games enter each cycle are exactly those it lists; a self-mirrored cycle's too."""
+    from itertools import permutations
+
+    from kernels.backward import entering
+    from kernels.decks import parse_deck
+    from kernels.strategies.census import census_counts, splits_of
+
+    for deck in ("0:6,1:2,2:2", "0:6,1:2,2:2,3:1"):
+        cards = parse_deck(deck).cards()
+        by_cycle: dict[str, set] = {}
+        for order in set(permutations(cards)):
+            for a, _ in splits_of(len(cards), 2):
+                hands = [list(order[:a]), list(order[a:])]
+                r = play_reference(hands)
+                if r.outcome == "cycle":
+                    by_cycle.setdefault(r.cycle_id, set()).add(format_deal(hands))
+        census = census_counts(deck)
+        assert set(by_cycle) == set(census)
+        for cid, want in census.items():
+            found = entering(parse_deal(want["state"]))
+            assert found.cycle.cycle_id == cid and not found.truncated
+            assert set(found.deals) == by_cycle[cid] and len(found.deals) == want["basin"]
+            assert sum(found.splits().values()) == want["basin"]
+    truncated = entering(parse_deal(CASELLA), max_states=50)
+    assert truncated.truncated and len(truncated.deals) < 2670

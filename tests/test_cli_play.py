@@ -163,7 +163,20 @@ def test_ancestors_text_and_limit(capsys):
     assert "enter cycle e1fabb73dac32ded" in lines[2] and "period 62 tricks, 440 cards" in lines[2]
 
 
+def test_ancestors_of_every_split(capsys):
+    """The small deck's one cycle (census: 43 states, 7 balanced deals), from an unbalanced state of it."""
+    assert main(["ancestors", "--every-split", "--json", "--J-", "Q-Q-J-"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert (obj["cycle_id"], obj["states"], obj["truncated"]) == ("207ec02eb4dcd075", 43, False)
+    assert sum(obj["splits"].values()) == len(obj["deals"]) == 43 and obj["splits"]["5/5"] == 7
+    assert "--J-/Q-Q-J-" in obj["deals"]
+    assert main(["ancestors", "--every-split", "--J-", "Q-Q-J-"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "  5/5           7" in lines and "43 states enter cycle 207ec02eb4dcd075" in lines[-1]
+
+
 @pytest.mark.parametrize("args,message", [
+    (["ancestors", "--every-split", "A-", "--"], "enters no cycle"),
     (["ancestors", "J--", "--"], "cannot be split into two equal hands"),
     (["ancestors", "J-", "--", "--"], "two players"),
     (["ancestors", "J-", "--", "--limit", "0"], "at least 1"),

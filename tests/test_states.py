@@ -200,3 +200,28 @@ def test_a_states_run_speaks_of_states_and_shows_no_longest_game(tmp_path, capsy
     text = capsys.readouterr().out
     assert "60,000 states played" in text and "longest" not in text
     assert f"cycles: 1 distinct: 1 new (bmn cycles {out}; the new ones: bmn cycles --new {out})" in text
+
+
+def test_the_full_camicia_decks_hunt_found_a_cycle_that_replays_and_no_balanced_deal_enters():
+    """The cycle the states hunt of the 40-card Camicia deck met (docs/atlas.md), tests/data/camicia_hunt_cycles.tsv:
+    its state replays on the reference player into it; the states entering it, by split, are those listed,
+    none of equal hands (so the exhaustive search of the balanced deals rightly did not meet it)."""
+    import csv
+    from pathlib import Path
+
+    from kernels.backward import entering
+
+    path = Path(__file__).parent / "data" / "camicia_hunt_cycles.tsv"
+    rows = list(csv.DictReader((line for line in path.open() if not line.startswith("#")), delimiter="\t"))
+    for cycle_id in {r["cycle_id"] for r in rows}:
+        mine = [r for r in rows if r["cycle_id"] == cycle_id]
+        state = parse_deal(mine[0]["state"])
+        played = play_reference(state)
+        assert (played.outcome, played.cycle_id, played.period_tricks, played.period_cards) == \
+            ("cycle", cycle_id, int(mine[0]["period_tricks"]), int(mine[0]["period_cards"]))
+        found = entering(state)
+        assert not found.truncated and found.splits() == {
+            (int(r["leader_cards"]), int(r["other_cards"])): int(r["states"]) for r in mine}
+        assert (20, 20) not in found.splits() and len(found.deals) == closure(state).states
+        for deal in found.deals[::97]:  # a sample, on the reference player too
+            assert play_reference(parse_deal(deal)).cycle_id == cycle_id

@@ -1,4 +1,5 @@
-"""`bmn ancestors`: the balanced deals whose games enter a cycle (or reach a deal's start)."""
+"""`bmn ancestors`: the balanced deals whose games enter a cycle (or reach a deal's start); with
+`--every-split`, every state of every split that enters a cycle."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 
 from kernels.errors import BmnError
 from kernels.notation import parse_deal
-from kernels.backward import DEFAULT_MAX_STATES, ancestors
+from kernels.backward import DEFAULT_MAX_STATES, ancestors, entering
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,12 +24,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, default=None, help="report at most N deals (the longest games first)")
     p.add_argument("--max-states", type=int, default=DEFAULT_MAX_STATES,
                    help=f"ancestor states to visit at most (default {DEFAULT_MAX_STATES:,})")
+    p.add_argument("--every-split", action="store_true",
+                   help="for a cycle: every state of every split whose game enters it, as deals led by their "
+                        "leader, counted by split (--json lists them), each replayed")
     p.set_defaults(handler=cmd_ancestors)
 
 
 def cmd_ancestors(args) -> int:
     if args.max_states < 1:
         raise BmnError("--max-states must be at least 1")
+    if args.every_split:
+        return every_split(args)
     found = ancestors(parse_deal(args.hands), limit=args.limit, max_states=args.max_states)
     original = found.original
     if args.json:
@@ -54,4 +60,21 @@ def cmd_ancestors(args) -> int:
         print(f"(showing the {len(found.deals)} longest games; --limit)")
     if found.truncated:
         print(f"the search stopped at --max-states ({found.states:,} states visited): there may be more")
+    return 0
+
+
+def every_split(args) -> int:
+    found = entering(parse_deal(args.hands), max_states=args.max_states)
+    cycle, splits = found.cycle, found.splits()
+    if args.json:
+        print(json.dumps({"cycle_id": cycle.cycle_id, "period_tricks": cycle.period_tricks,
+                          "period_cards": cycle.period_cards, "states": len(found.deals), "truncated": found.truncated,
+                          "splits": {f"{a}/{b}": n for (a, b), n in splits.items()}, "deals": found.deals}))
+        return 0
+    for (lead, other), n in splits.items():
+        print(f"{lead:>3}/{other:<3} {n:>9,}")
+    print(f"{len(found.deals):,} states enter cycle {cycle.cycle_id} (period {cycle.period_tricks} tricks, "
+          f"{cycle.period_cards} cards), by split (the leader's cards first); each replayed into it")
+    if found.truncated:
+        print(f"the search stopped at --max-states ({args.max_states:,} states): there may be more")
     return 0
