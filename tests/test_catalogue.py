@@ -92,12 +92,15 @@ def test_the_exhaustive_camicia_search_and_backward_play_find_the_same_162_deals
     # 15 cycles with the players told apart, 9 by bmn's id: six pairs are each other's mirror.
     assert len(set().union(*groups.values())) == 15 and len(groups) == 9
     assert sorted(len(g) for g in groups.values()) == [1, 1, 1, 2, 2, 2, 2, 2, 2]
-    assert set(camicia) == set(groups)  # the catalogue's Camicia cycles are the search's
+    # The catalogue's Camicia cycles that balanced deals enter are the search's; its others (the states
+    # hunt's, docs/atlas.md) no balanced deal enters, by their closures: what the search rightly missed.
+    assert {cid for cid, entry in camicia.items() if entry.balanced_deals} == set(groups)
+    assert len(camicia) > len(groups)
     for cid, entry in camicia.items():
         found = closure(parse_deal(entry.state), max_states=2_000_000)
         assert not found.truncated
-        assert {d.hands for d in found.deals} == deals[cid]  # backward play: exactly the search's deals
-        assert entry.balanced_deals == len(deals[cid]) and entry.closure == found.states
+        assert {d.hands for d in found.deals} == deals.get(cid, set())  # backward play: exactly the search's
+        assert entry.balanced_deals == len(deals.get(cid, ())) and entry.closure == found.states
     [search] = [s for s in SEARCHES if s.deck == "camicia"]
     assert (search.split, search.deals, search.cycles) == ((20, 20), 193_584_473_082_000, 9)
     assert sum(e.balanced_deals for e in camicia.values()) == 162
