@@ -288,3 +288,15 @@ def test_the_one_shot_gpu_check_runs_under_the_simulator(tmp_path):
     model = report["bench"]["model"]  # the model's figure beside the bench (an H200's, under the simulator)
     assert model.get("deals_per_s", 0) > 1e8 or "pip install nvidia-cuda" in model.get("error", ""), model
     assert "Verdict: every GPU result equals the CPU's and itself" in (tmp_path / "gpu_check.md").read_text()
+
+
+def test_the_gpu_checks_launch_for_the_sanitizers_and_ncu_runs_under_the_simulator():
+    """The small program gpu_check.py runs under compute-sanitizer and ncu (a launch of each kernel), here
+    under the simulator at a tiny size, so that the step only a GPU machine runs cannot rot."""
+    sys.path.insert(0, str(HERE.parent / "benchmarks"))
+    import gpu_check
+
+    script = gpu_check.LAUNCH.format(root=str(gpu_check.ROOT), tests=str(gpu_check.ROOT / "tests"))
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    done = subprocess.run([sys.executable, "-c", script, "60"], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
