@@ -318,14 +318,18 @@ def test_the_kernel_before_the_flat_loop(old):
 
 
 def test_the_occupancy_in_the_benchmarks_readme_is_the_codes(current):
-    """benchmarks/README.md states the random sweep's registers and occupancy as the code computes them."""
+    """benchmarks/README.md states each sweep kernel's registers, shared memory and occupancy as the code
+    computes them."""
     text = (HERE.parent / "benchmarks" / "README.md").read_text()
-    registers, occ = current[0]["ptxas"]["registers"], current[0]["occupancy"]
-    row = next(line for line in text.splitlines() if line.startswith("| `random_sweep` |"))
-    cells = [c.strip() for c in row.strip("|").split("|")]
-    assert int(cells[3]) == registers
-    assert re.sub(r"\D", "", cells[5].split("(")[0]) == str(occ["warps"]), \
-        f"benchmarks/README.md should say {occ['warps']} warps ({occ['fraction']:.0%}, {occ['limit']})"
+    assert current[0]["ptxas"] == sass.resources("random_sweep")
+    for kernel in ("random_sweep", "states_sweep", "exhaustive_sweep"):
+        figures = sass.resources(kernel)
+        occ = warp_model.occupancy(figures["registers"], warp_model._module_attr(None, "THREADS"), figures["shared"])
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{kernel}` |"))
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert int(cells[3]) == figures["registers"] and cells[4] == f"{figures['shared']:,} bytes", (kernel, figures)
+        assert re.sub(r"\D", "", cells[5].split("(")[0]) == str(occ["warps"]), \
+            f"benchmarks/README.md should say {kernel}: {occ['warps']} warps ({occ['fraction']:.0%}, {occ['limit']})"
 
 
 def test_the_default_random_config_fills_an_h200(recorded):
