@@ -24,7 +24,7 @@ is then bracketed, above by that deck's own sample (the 95% bound) and below by 
 it (the states, or balanced deals, that enter them, from their backward closures, over all of the
 deck's states or deals: an exact count, so a floor).
 
-A hunt's price: the expected games per cycle (1 / rate) at the GPU sweep's throughput (1.03 G random
+A hunt's price: the expected games per cycle (1 / rate) at the GPU sweep's throughput (1.14 G random
 standard deals a second on one H200, a model from the compiled kernel: benchmarks/README.md, "The GPU
 sweep") and an assumed price per GPU-hour; and at the CPU's (2 M a second a core, measured with
 `bmn bench`) at an assumed price per vCPU-hour, two vCPUs a core.
@@ -56,7 +56,7 @@ KNOWN = {"standard": ("Casella's", "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ
 MODELS = ("exponential", "power")
 Z_95 = NormalDist().inv_cdf(0.975)  # a two-sided 95% interval, in standard errors
 MIN_CYCLING_DECKS = 3  # a curve of two parameters and its dispersion need at least this many decks that cycle
-GPU_GAMES_S = 1.03e9  # model: one H200, random standard deals (benchmarks/README.md, "The GPU sweep")
+GPU_GAMES_S = 1.14e9  # model: one H200, random standard deals (benchmarks/README.md, "The GPU sweep")
 GPU_DOLLARS_H = 3.50  # assumed price of one H200-hour (cloud list prices vary, about $2-10)
 CPU_GAMES_S = 2.0e6  # measured per core, `bmn bench` (the fast engine, standard deals)
 CPU_DOLLARS_H = 0.04  # assumed: two vCPUs a core at $0.02 per vCPU-hour (docs/cloud.md)

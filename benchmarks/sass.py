@@ -114,6 +114,7 @@ OPCODES = {
     "IABS": "int",       # integer absolute value
     "IMNMX": "int",      # integer minimum/maximum
     "VIMNMX": "int",     # integer minimum/maximum (sm_90 form)
+    "VIADDMNMX": "int",  # integer add, then minimum/maximum (sm_90: one instruction)
     "ISETP": "int",      # integer compare into a predicate
     "ICMP": "int",       # integer compare and select
     "LOP3": "int",       # any bitwise function of three operands

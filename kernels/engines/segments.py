@@ -44,6 +44,7 @@ W1 = np.uint32(1)
 U1 = np.uint64(1)
 U4 = np.uint64(4)
 NIBBLE = np.uint64(15)
+TOP = np.uint64(1 << 63)
 
 
 NONE = np.uint32(255)  # "no event": X plays no card while Y pays
@@ -65,9 +66,9 @@ def step(mX, nX, qX, mY, nY, qY, who, v, pm, pq, pl, pc):
     # Each side's event: its next penalty card or running out; in free play the leader's k-th card is
     # step 2k and the other's 2k+1, so Y acts first when its event comes strictly first. A hand's word has
     # bits only below its count, and a count is below 64 (the other hand holds a card, or the game is
-    # over), so min(ctz(m), n) is the trailing zeros of m with bit n set: one count of a word never 0.
-    eY = u32(ctz(mY | (U1 << np.uint64(nY))))
-    eX = u32(ctz(mX | (U1 << np.uint64(nX)))) if free else NONE
+    # over), so its event is min(ctz(m | 2^63), n): a count of a word known not to be 0 (no test for 0).
+    eY = u32(min(u32(ctz(mY | TOP)), nY))
+    eX = u32(min(u32(ctz(mX | TOP)), nX)) if free else NONE
     first = u32(min(eX, eY))
     yfirst = u32(eY < eX)  # always 1 in a payment
     pY = first if free else u32(min(eY, v))
@@ -94,8 +95,9 @@ def step(mX, nX, qX, mY, nY, qY, who, v, pm, pq, pl, pc):
     nB = nX if yfirst else nY
     who = u32(who ^ yfirst)
     if nA == W0:
-        # A must play and has no card: B takes the pile and wins.
-        return mB, nB, qB, mA, nA, qA, u32(who ^ W1), W0, pm, pq, pl, pc, OVER
+        # A must play and has no card: B takes the pile and wins (the game is over: only the winner and the
+        # trick's cards count, so the hands' words are returned as they are, without the roles' swap).
+        return mX, nX, qX, mY, nY, qY, u32(who ^ W1), W0, pm, pq, pl, pc, OVER
     # A plays its penalty card: A is the creditor, B owes its value.
     w = u32(qA & NIBBLE)
     pm |= U1 << np.uint64(pl)

@@ -31,10 +31,11 @@ offset's complement); when it finishes a game of another piece, and at the end, 
 piece's row of `acc` and `best` (a few global atomic operations, once per piece a lane meets). Each
 finished game's length goes to its piece's column of the global histogram (one atomic add, whose
 result no lane waits for); a deal worth keeping (a long game, or a cycle: Brent's algorithm finds the
-exact period at trick boundaries, as `game2` does) puts (piece, offset) into `cand`, with a finished
-game's cards, tricks and winner. The host (kernels/sweep/gpu.py) replays on the CPU the kept cycles
-(for their preperiod, period and id) and each shard's longest game, which makes a GPU shard's
-ShardResult equal to the CPU's.
+exact period at trick boundaries, as `game2` does; its saved state, first set at trick brent_start >= 1
+and touched only in games that long, lies in the lane's column of shared memory, not in registers) puts
+(piece, offset) into `cand`, with a finished game's cards, tricks and winner. The host
+(kernels/sweep/gpu.py) replays on the CPU the kept cycles (for their preperiod, period and id) and each
+shard's longest game, which makes a GPU shard's ShardResult equal to the CPU's.
 
 Comments `# @name` mark where each kind of work starts in the loop (a checkpoint, a refill, a take,
 a segment, a trick's end, a game's end, Brent's check): benchmarks/sass.py finds them in the kernel's
@@ -157,6 +158,8 @@ def specialised(mode: int):
         queue_q1 = cuda.shared.array(QUEUE, types.uint64)
         queue_n0 = cuda.shared.array(QUEUE, types.uint32)
         queue_j = cuda.shared.array(QUEUE, types.int64)
+        # Brent's saved state of the lane's game (touched only past brent_start tricks: kept out of registers).
+        saved = cuda.shared.array((5, THREADS), types.uint64)
         # The queue's counters: [PUT] slots written by this refill, [READY] deals that may be taken,
         # [HEAD] deals taken since the start (the next one's slot is HEAD & (QUEUE - 1)), [SEEN + c % 2] READY
         # as lane 0 saw it just before checkpoint c.
@@ -183,8 +186,6 @@ def specialised(mode: int):
         j = np.int64(0)
         tricks = I0
         cards = I0
-        s_who = s_nX = W0
-        s_mX = s_qX = s_mY = s_qY = U0
         power = I1
         lam = I0
         # The lane's tally, of piece tp (32-bit counts: a launch plays fewer than 2^31 deals).
@@ -287,9 +288,6 @@ def specialised(mode: int):
                     pm = pq = U0
                     tricks = I0
                     cards = I0
-                    s_who, s_mX, s_nX, s_qX, s_mY, s_qY = who, mX, nX, qX, mY, qY
-                    power = I1
-                    lam = I0
                     playing = True
                     if nX == W0 or nY == W0:
                         # A hand without cards: the other wins before any trick (as game2).
@@ -311,11 +309,14 @@ def specialised(mode: int):
                     elif tricks >= brent_start:  # @brent
                         # Brent's algorithm at trick boundaries, as game2 (only in games this long).
                         if tricks == brent_start:
-                            s_who, s_mX, s_nX, s_qX, s_mY, s_qY = who, mX, nX, qX, mY, qY
+                            _save(saved, lane, who, nX, mX, qX, mY, qY)
+                            power = I1
+                            lam = I0
                         else:
                             lam = i32(lam + 1)
-                            if ((who ^ s_who) | (nX ^ s_nX)) == W0 and ((mX ^ s_mX) | (qX ^ s_qX) | (mY ^ s_mY)
-                                                                         | (qY ^ s_qY)) == U0:
+                            if ((saved[0, lane] ^ ((np.uint64(who) << np.uint64(32)) | np.uint64(nX)))
+                                    | (saved[1, lane] ^ mX) | (saved[2, lane] ^ qX) | (saved[3, lane] ^ mY)
+                                    | (saved[4, lane] ^ qY)) == U0:
                                 # A cycle: every cycle is kept (the host replays it for its figures).
                                 playing = False
                                 tp, deals, total_cards, cycles, win0, win1, best_key = _tallied(
@@ -324,7 +325,7 @@ def specialised(mode: int):
                                 cycles = i32(cycles + 1)
                                 _keep(j, CYCLE_KEPT, n_cand, cand)
                             elif lam == power:
-                                s_who, s_mX, s_nX, s_qX, s_mY, s_qY = who, mX, nX, qX, mY, qY
+                                _save(saved, lane, who, nX, mX, qX, mY, qY)
                                 power = i32(power * 2)
                                 lam = I0
             if over:  # @finish
@@ -340,6 +341,16 @@ def specialised(mode: int):
     # Named for its mode, in the PTX and in a profiler's list of kernels.
     sweep.__name__ = sweep.__qualname__ = NAMES[mode]
     return sweep
+
+
+@cuda.jit(device=True, inline="always")
+def _save(saved, lane, who, nX, mX, qX, mY, qY):
+    """Brent's saved state of a lane's game, in its column of `saved`."""
+    saved[0, lane] = (np.uint64(who) << np.uint64(32)) | np.uint64(nX)
+    saved[1, lane] = mX
+    saved[2, lane] = qX
+    saved[3, lane] = mY
+    saved[4, lane] = qY
 
 
 @cuda.jit(device=True, inline="always")

@@ -273,10 +273,12 @@ def play(engine, mode: int, pieces: list[Piece], space: DealSpace, penalties: np
     cand = cuda.device_array((capacity, 2), dtype=np.int64)
     kept = []
     STATS["deals"] += deals
+    brent_start = default_brent_start(total)
+    assert brent_start >= 1, "the kernel saves Brent's state at trick brent_start, which must come after a trick"
     while True:
         STATS["launches"] += 1
         engine.sweep_kernels[mode][grid, engine.THREADS](
-            *args, total, grab, default_brent_start(total), min_cards, min_tricks, capacity - headroom, counter, acc,
+            *args, total, grab, brent_start, min_cards, min_tricks, capacity - headroom, counter, acc,
             best, histogram, n_cand, cand)
         found = int(n_cand.copy_to_host()[0])
         if found > capacity:
