@@ -32,8 +32,8 @@ cuda = pytest.importorskip("numba.cuda", reason="numba-cuda is not installed (pi
 
 TARGETS = ((7, 5), (8, 0), (8, 9), (9, 0))
 # Registers per thread each sweep kernel may use on every target (ptxas): at 96, CUDA's allocation rules
-# keep 20 one-warp blocks on a Hopper multiprocessor (benchmarks/warp_model.py `occupancy`); the
-# exhaustive sweep also keeps a run of ranks and its deal's words (120 on sm_75 and sm_80).
+# keep 20 one-warp blocks on a Hopper multiprocessor (benchmarks/warp_model.py `occupancy`), the
+# exhaustive sweep too (it also keeps a run of ranks and its deal's words).
 REGISTER_BUDGET = {"random_sweep": 96, "states_sweep": 96, "exhaustive_sweep": 96}
 KERNEL_NAMES = ("random_sweep", "exhaustive_sweep", "states_sweep")
 HERE = Path(__file__).parent

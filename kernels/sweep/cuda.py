@@ -314,7 +314,7 @@ def specialised(mode: int):
                             lam = I0
                         else:
                             lam = i32(lam + 1)
-                            if ((saved[0, lane] ^ ((np.uint64(who) << np.uint64(32)) | np.uint64(nX)))
+                            if ((saved[0, lane] ^ _turn_word(who, nX))
                                     | (saved[1, lane] ^ mX) | (saved[2, lane] ^ qX) | (saved[3, lane] ^ mY)
                                     | (saved[4, lane] ^ qY)) == U0:
                                 # A cycle: every cycle is kept (the host replays it for its figures).
@@ -344,9 +344,15 @@ def specialised(mode: int):
 
 
 @cuda.jit(device=True, inline="always")
+def _turn_word(who, nX):
+    """The leader and its count of cards, as the one word Brent's saved state keeps of them."""
+    return (np.uint64(who) << np.uint64(32)) | np.uint64(nX)
+
+
+@cuda.jit(device=True, inline="always")
 def _save(saved, lane, who, nX, mX, qX, mY, qY):
     """Brent's saved state of a lane's game, in its column of `saved`."""
-    saved[0, lane] = (np.uint64(who) << np.uint64(32)) | np.uint64(nX)
+    saved[0, lane] = _turn_word(who, nX)
     saved[1, lane] = mX
     saved[2, lane] = qX
     saved[3, lane] = mY
