@@ -36,7 +36,7 @@ WARM := $(VENV)/bin/python configs/warm_kernels.py --only
 test: $(STAMP)
 	@start=$$(date +%s); $(VENV)/bin/python -m compileall -q kernels cluster configs tests benchmarks > /dev/null; \
 	{ $(WARM) exhaustive,longest,states,census,atlas,random > /dev/null & \
-	$(WARM) ancestors,extend,deals,cycles > /dev/null && wait $$!; } && $(WARM) climb > /dev/null && \
+	$(WARM) ancestors,extend,deals,cycles,construct > /dev/null && wait $$!; } && $(WARM) climb > /dev/null && \
 	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder; code=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s of wall time"; exit $$code
 

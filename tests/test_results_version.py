@@ -42,6 +42,7 @@ SMALL = {
     "states": dict(strategy="states", deck="0:8,1:2,2:2,3:2", deals=40_000, shard_size=10_000, seed=3),
     "cycles": dict(strategy="cycles", deck="0:8,1:2,2:2,3:2,4:2", seed=3,
                    cycles={"beams": 2, "tries": 8_000, "seed_plain": 6, "seed_states": 4_000, "variations": 300}),
+    "construct": dict(strategy="construct", deck="0:6,1:2,2:2,3:2,4:2", construct={"max_states": 100_000}),
 }
 INPUTS = ["-J------Q------AAA-----QQ-/K----JA-----------KQ-K-JJK", CASELLA,
           "Q-Q-Q--J------J---K----AA-/---K-JA----Q-K--J-A------K"]

@@ -102,6 +102,7 @@ NOTEBOOK = {
     "cycles": (dict(deck="0:8,1:2,2:2"), dict(beams=2, tries=300, seed_states=200, max_states=64)),
     "states": (dict(deck="0:6,1:2,2:2", deals=2_000, shard_size=1_000), {}),
     "atlas": (dict(deck="1:1,2:1", min_cards=0), dict(plain="0:4", census=True)),
+    "construct": (dict(deck="0:6,1:2,2:2"), dict(max_states=64)),
 }
 
 PLAY = """

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from ..dealspace import DealSpace
 from ..errors import BmnError
-from . import ancestors, atlas, census, climb, cycles, deals, exhaustive, extend, longest, random, states
+from . import ancestors, atlas, census, climb, construct, cycles, deals, exhaustive, extend, longest, random, states
 from .ancestors import run_ancestors
 from .atlas import run_atlas
 from .base import Param, Search, Shard, ShardParams, ShardPlan, Strategy, Table
 from .climb import run_climb
+from .construct import run_construct
 from .deals import run_deals
 from .extend import run_extend
 from .longest import run_longest
@@ -38,13 +39,14 @@ REGISTRY: dict[str, Strategy] = {s.name: s for s in (
     cycles.STRATEGY,
     states.STRATEGY,
     atlas.STRATEGY,
+    construct.STRATEGY,
 )}
 STRATEGIES = tuple(REGISTRY)
 
 __all__ = [
     "Candidate", "CycleRow", "Param", "REGISTRY", "STRATEGIES", "Search", "Shard", "ShardParams", "ShardPlan",
     "ShardResult", "Strategy", "Table", "get",
-    "run_ancestors", "run_atlas", "run_climb", "run_deals", "run_exhaustive", "run_extend", "run_longest", "run_random", "run_shard",
+    "run_ancestors", "run_atlas", "run_climb", "run_construct", "run_deals", "run_exhaustive", "run_extend", "run_longest", "run_random", "run_shard",
     "run_shard_batch",
     "run_states",
 ]
