@@ -62,9 +62,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--max-piece", type=int, default=ConstructTable().max_piece)
     parser.add_argument("--max-nodes", type=int, default=ConstructTable().max_nodes)
     parser.add_argument("--max-states", type=int, default=ConstructTable().max_states)
+    parser.add_argument("--small", default=ConstructTable().small)
+    parser.add_argument("--tail", default=ConstructTable().tail)
+    parser.add_argument("--per-gene", default=ConstructTable().per_gene)
     parser.add_argument("--censused", action="store_true", help="the censused decks: claimed against found")
     args = parser.parse_args(argv)
-    table = ConstructTable(max_piece=args.max_piece, max_nodes=args.max_nodes, max_states=args.max_states)
+    table = ConstructTable(small=args.small, tail=args.tail, per_gene=args.per_gene, max_piece=args.max_piece,
+                           max_nodes=args.max_nodes, max_states=args.max_states)
     if args.censused:
         for deck in CENSUSED:
             cycles = [c for c in read_cycles(SHIPPED) if c.deck == deck]

@@ -117,6 +117,9 @@ def own(runs: list[str]) -> list[tuple[str, str, str, str]]:
             if config.strategy == "atlas":
                 where = (f"bmn search {config_path(uri)} (docs/atlas.md; config {config.fingerprint()}); "
                          f"bmn cycles of that run")
+            elif config.strategy == "construct":
+                where = (f"bmn search --strategy construct --deck {config.deck} (docs/atlas.md; config "
+                         f"{config.fingerprint()}); bmn cycles of that run")
             else:  # a hunt
                 where = (f"bmn search --strategy {config.strategy} --deck {config.deck} --deals {config.deals} "
                          f"--shard-size {config.shard_size} --seed {config.seed} (docs/atlas.md; config "

@@ -194,3 +194,19 @@ def test_the_two_phases_of_a_first_composition_split_its_multisets():
         quick = {r.cycle_id for r in run_construct(deck, first, table, exact=False).cycle_rows}
         slow = {r.cycle_id for r in run_construct(deck, first, table, exact=True).cycle_rows}
         assert quick | slow == both and not quick & slow
+
+
+def test_the_camicia_decks_gadget_census_is_92_cycles_85_of_them_new():
+    """docs/atlas.md, "Cycles built from genes": the whole census at the default budget (which cuts short
+    only compositions that hold no gene), each cycle known or in the catalogue as this strategy's find."""
+    table = ConstructTable(max_states=100_000)
+    rows = {}
+    for exact in (False, True):
+        for first in Gadget("camicia", table).firsts():
+            for row in run_construct("camicia", first, table, exact=exact).cycle_rows:
+                rows.setdefault(row.cycle_id, row)
+    by_source = {c.cycle_id: c.source for c in read_cycles(SHIPPED) if c.deck == "camicia"}
+    sources = [by_source.get(cid) for cid in rows]
+    assert len(rows) == 92 and sources.count("bmn construct 2026") == 85
+    assert sorted(s for s in sources if s != "bmn construct 2026") == ["N1k06 2026"] * 6 + ["bmn states 2026"]
+    assert sorted(r.imbalance for r in rows.values())[:7] == [0] * 6 + [1]
