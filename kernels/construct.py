@@ -250,70 +250,58 @@ def pieces(prefix, avail, max_len, small, tail, max_orbit, max_s, genes, gene_le
     return written
 
 
-# The state of one gadget in the ring search: its scalar fields
+# The state of one gadget of the lookahead search: its scalar fields, then its cards read of each value
 _HEAD, _LEN, _PILE, _QLEN, _TURN, _OWED, _USED, _KNOWN, _OUT = range(9)
-_COUNT = 9  # fields 9.. : a phase's known cards of each value (the pool bounds every phase, not just the first)
+_COUNT = 9
 _FIELDS = 9 + 10
 RUNNING = 3  # (beside DONE, NEED, DEAD): not yet played
 
 
 @kernel
-def ring_genes(m, avail, max_len, small, tail, genes, gene_len, counters, exact=False, chain=False, max_orbit=64,
-               max_nodes=0):
-    """Every gene whose orbit has exactly m phases and whose pieces hold at most max_len cards drawn from
-    `avail`: the least phase of each written to genes[k, :len], gene_len[k].
-
-    The m phases P_0 .. P_{m-1} are played side by side, each a gadget whose cards are the tail followed
-    by the block of the phase before it (P_j[i] = Q_{j-1}[i - |T|]), the block of the last feeding the
-    first. Only the first phase's cards are ever chosen, and only when no gadget can play on; every
-    block card produced later is checked against the choice made for it (or, past the choices, forces
-    the next card). A DFS over those choices, each depth's states kept.
-
-    With `exact`, only genes holding every card of `avail` (so max_len is its total). With `chain`, the
-    last phase does not feed the first: the m phases are a lookahead (each successor must still be a
-    piece), the first phase's cards are all chosen, and each piece that returns is a gene when F brings
-    it back within max_orbit steps, whatever its orbit's length.
+def lookahead_genes(k, avail, max_len, small, tail, genes, gene_len, counters, exact, max_orbit, max_nodes):
+    """Every gene of at most max_len cards drawn from `avail` (with `exact`, holding every one of them), its
+    least phase written to genes[i, :len], gene_len[i]: a DFS over the piece's next card, like `pieces`,
+    that keeps k gadgets playing side by side, the piece P_0 and its successors P_1 .. P_{k-1}
+    (P_j = the tail, then the block of P_{j-1}, as far as it is known). A choice after which a successor
+    cannot be a phase of a gene any more (its small hand runs out, it returns shorter than the piece, it
+    holds more of a value than the pool) is cut at once instead of when the piece is done. Each piece that returns is a gene when
+    F brings it back within max_orbit steps (orbit_length), whatever the orbit's length.
 
     With max_nodes > 0 the search stops after that many choices, and counters[3] says it was cut short.
-
-    counters: [genes, nodes, overflow, truncated]. Returns genes written."""
+    counters: [genes, choices, overflow, truncated]. Returns genes written."""
     nv = avail.shape[0]
     ns = small.shape[0]
     nt = tail.shape[0]
     depth_cap = max_len + 2
-    S = np.zeros((depth_cap, m, RING), np.uint8)
-    PL = np.zeros((depth_cap, m, WIDTH), np.uint8)
-    Q = np.zeros((depth_cap, m, WIDTH), np.uint8)
-    P = np.zeros((depth_cap, m, WIDTH), np.uint8)
-    SC = np.zeros((depth_cap, m, _FIELDS), np.int64)
+    S = np.zeros((depth_cap, k, RING), np.uint8)
+    PL = np.zeros((depth_cap, k, WIDTH), np.uint8)
+    Q = np.zeros((depth_cap, k, WIDTH), np.uint8)
+    P = np.zeros((depth_cap, k, WIDTH), np.uint8)
+    SC = np.zeros((depth_cap, k, _FIELDS), np.int64)
     AV = np.zeros((depth_cap, nv), np.int64)
     choice = np.zeros(depth_cap, np.int64)
     capacity = genes.shape[0]
     written = 0
-    # depth 0: every phase's S holds the small hand, its first cards the tail
+    # depth 0: every phase's small hand dealt, its first cards the tail (the piece's come out of the pool)
     AV[0, :] = avail
-    for j in range(m):
+    for j in range(k):
         for i in range(ns):
             S[0, j, i] = small[i]
         SC[0, j, _LEN] = ns
         SC[0, j, _OUT] = RUNNING
         for i in range(nt):
             P[0, j, i] = tail[i]
-            SC[0, j, _COUNT + tail[i]] += 1
         SC[0, j, _KNOWN] = nt
-    for i in range(nt):  # the first phase's tail cards come out of the pool
+    for i in range(nt):
         AV[0, tail[i]] -= 1
         if AV[0, tail[i]] < 0:
             return 0
-    # settle depth 0, then the DFS: at each depth, the first phase's next card is chosen
-    d = 0
-    ok = _settle(m, S[0], PL[0], Q[0], P[0], SC[0], AV[0], avail, small, tail, max_len, exact, chain)
+    ok = _settle(k, S[0], PL[0], Q[0], P[0], SC[0], AV[0], avail, small, tail, max_len, exact)
+    if ok == 2:  # the tail alone is a piece: nothing to choose
+        return _keep(P[0], SC[0], AV[0], exact, small, tail, max_orbit, genes, gene_len, counters, 0)
     if ok == 0:
         return 0
-    if ok == 2:
-        if exact and AV[0].sum() != 0 or chain:
-            return 0  # (a piece of the tail alone)
-        return _report(m, P[0], SC[0], genes, gene_len, counters, 0)
+    d = 0
     choice[0] = -1
     while d >= 0:
         v = choice[d] + 1
@@ -334,147 +322,78 @@ def ring_genes(m, avail, max_len, small, tail, genes, gene_len, counters, exact=
         P[e] = P[d]
         SC[e] = SC[d]
         AV[e] = AV[d]
-        k = SC[e, 0, _KNOWN]
-        P[e, 0, k] = v
-        SC[e, 0, _KNOWN] = k + 1
+        known = SC[e, 0, _KNOWN]
+        P[e, 0, known] = v
+        SC[e, 0, _KNOWN] = known + 1
         AV[e, v] -= 1
-        ok = _settle(m, S[e], PL[e], Q[e], P[e], SC[e], AV[e], avail, small, tail, max_len, exact, chain)
-        if ok == 0:
-            continue
+        ok = _settle(k, S[e], PL[e], Q[e], P[e], SC[e], AV[e], avail, small, tail, max_len, exact)
         if ok == 2:
-            if exact and AV[e].sum() != 0:
-                continue
-            if chain:
-                n = SC[e, 0, _USED]
-                orbit = orbit_length(P[e, 0], n, small, tail, max_orbit)
-                if orbit > 0:
-                    counters[0] += 1
-                    if written < capacity:
-                        genes[written, :n] = P[e, 0, :n]
-                        gene_len[written] = n
-                        written += 1
-                    else:
-                        counters[2] += 1
-                continue
-            if written < capacity:
-                written += _report(m, P[e], SC[e], genes[written:], gene_len[written:], counters, 0)
-            else:
-                counters[2] += 1
-            continue
-        d = e
-        choice[d] = -1
+            written = _keep(P[e], SC[e], AV[e], exact, small, tail, max_orbit, genes, gene_len, counters, written)
+        elif ok == 1:
+            d = e
+            choice[d] = -1
     return written
 
 
 @kernel
-def _settle(m, S, PL, Q, P, SC, AV, pool, small, tail, max_len, exact, chain):
-    """Play every phase as far as the cards known allow. Returns 0 when this branch holds no gene, 2 when
-    every phase is done and they close into an orbit, 1 when the first phase needs a card to be chosen."""
+def _keep(P, SC, AV, exact, small, tail, max_orbit, genes, gene_len, counters, written):
+    """A piece that returned (P[0], SC[0]): written as a gene when it is one, from its least phase."""
+    if exact and AV.sum() != 0:
+        return written
+    n = SC[0, _USED]
+    if orbit_length(P[0], n, small, tail, max_orbit) <= 0:
+        return written
+    counters[0] += 1
+    if written >= genes.shape[0]:
+        counters[2] += 1
+        return written
+    genes[written, :n] = P[0, :n]
+    gene_len[written] = n
+    return written + 1
+
+
+@kernel
+def _settle(k, S, PL, Q, P, SC, AV, pool, small, tail, max_len, exact):
+    """Play every gadget as far as its known cards allow. Returns 0 when no piece of this branch can be a
+    gene, 2 when the piece (the first gadget) has returned, 1 when it needs its next card chosen."""
     ns = small.shape[0]
     nt = tail.shape[0]
     progress = True
     while progress:
         progress = False
-        for j in range(m):
-            src = j - 1 if j > 0 else m - 1
-            # the cards of phase j known from the block of the phase before it
-            qn = SC[src, _QLEN]
+        for j in range(k):
             have = SC[j, _KNOWN]
-            if j == 0 and chain:
-                pass
-            elif j == 0:
-                # the choices made must be the block produced (cards past them are forced lazily, below)
-                for i in range(nt, min(nt + qn, have)):
-                    if P[0, i] != Q[src, i - nt]:
-                        return 0
-            else:
+            if j > 0:  # its cards known: the tail, then the block of the one before it
+                qn = SC[j - 1, _QLEN]
                 for i in range(have, nt + qn):
-                    P[j, i] = Q[src, i - nt]
+                    P[j, i] = Q[j - 1, i - nt]
                 if nt + qn > have:
                     have = nt + qn
                     SC[j, _KNOWN] = have
-            if SC[j, _OUT] == DONE:
+            if SC[j, _OUT] == DONE or (SC[j, _OUT] == NEED and SC[j, _USED] == have):
                 continue
             used0 = SC[j, _USED]
-            out0 = SC[j, _OUT]
-            while True:
-                if SC[j, _OUT] == NEED and SC[j, _USED] == have:
-                    if j != 0 or chain or have >= nt + qn or have >= max_len:
-                        break
-                    v = Q[src, have - nt]  # the first phase's next card, forced by the block before it
-                    if AV[v] == 0:
-                        return 0
-                    AV[v] -= 1
-                    P[0, have] = v
-                    have += 1
-                    SC[0, _KNOWN] = have
-                out, used, h, ln, pl, ql, tu, ow = _advance(P[j], have, SC[j, _USED], S[j], SC[j, _HEAD], SC[j, _LEN],
-                                                            PL[j], SC[j, _PILE], Q[j], SC[j, _QLEN], SC[j, _TURN],
-                                                            SC[j, _OWED], small, ns)
-                if out == DEAD or ln > RING - 8 or ql > max_len:
-                    return 0
-                if j > 0:
-                    for i in range(max(SC[j, _USED], nt), used):  # every phase holds the same cards
-                        v = P[j, i]
-                        SC[j, _COUNT + v] += 1
-                        if SC[j, _COUNT + v] > pool[v]:
-                            return 0
-                SC[j, _HEAD], SC[j, _LEN], SC[j, _PILE], SC[j, _QLEN] = h, ln, pl, ql
-                SC[j, _TURN], SC[j, _OWED], SC[j, _USED], SC[j, _OUT] = tu, ow, used, out
-                if out == DONE:
-                    if exact and used != max_len:
-                        return 0
-                    break
-            if SC[j, _USED] != used0 or SC[j, _OUT] != out0:
-                progress = True
-    # no phase can play on
-    if chain:
-        if SC[0, _OUT] == DONE:
-            return 2
-        if SC[0, _OUT] == NEED and SC[0, _USED] == SC[0, _KNOWN]:
-            return 1
-        return 0
-    done = 0
-    for j in range(m):
-        if SC[j, _OUT] == DONE:
-            done += 1
-    if done == m:
-        n = SC[0, _USED]
-        for j in range(m):
-            if SC[j, _USED] != n or SC[j, _QLEN] != n:
+            out, used, h, ln, pl, ql, tu, ow = _advance(P[j], have, used0, S[j], SC[j, _HEAD], SC[j, _LEN], PL[j],
+                                                        SC[j, _PILE], Q[j], SC[j, _QLEN], SC[j, _TURN],
+                                                        SC[j, _OWED], small, ns)
+            if out == DEAD or ln > RING - 8 or ql > max_len:
                 return 0
-            for i in range(nt):
-                if Q[j, n - nt + i] != tail[i]:
-                    return 0
+            if out == DONE and (exact and used != max_len or j > 0 and used < SC[0, _USED]):
+                return 0  # every phase of a gene holds as many cards (max_len, when exact)
+            if j > 0:
+                for i in range(max(used0, nt), used):  # every phase holds the same cards
+                    v = P[j, i]
+                    SC[j, _COUNT + v] += 1
+                    if SC[j, _COUNT + v] > pool[v]:
+                        return 0
+            SC[j, _HEAD], SC[j, _LEN], SC[j, _PILE], SC[j, _QLEN] = h, ln, pl, ql
+            SC[j, _TURN], SC[j, _OWED], SC[j, _USED], SC[j, _OUT] = tu, ow, used, out
+            progress = True
+    if SC[0, _OUT] == DONE:
         return 2
-    if SC[0, _OUT] == NEED and SC[0, _USED] == SC[0, _KNOWN] and SC[m - 1, _OUT] != DONE and \
-            SC[0, _KNOWN] >= nt + SC[m - 1, _QLEN]:
+    if SC[0, _OUT] == NEED and SC[0, _USED] == SC[0, _KNOWN]:
         return 1
     return 0
-
-
-@kernel
-def _report(m, P, SC, genes, gene_len, counters, unused):
-    """A closed orbit of m phases: its first phase written as a gene when m is its least period and the
-    first phase its least (each orbit is met once per phase). Returns 1 when written."""
-    n = SC[0, _USED]
-    for j in range(1, m):
-        same = True
-        less = False
-        for i in range(n):
-            if P[j, i] != P[0, i]:
-                same = False
-                less = P[j, i] < P[0, i]
-                break
-        if same or less:
-            return 0
-    counters[0] += 1
-    if genes.shape[0] == 0:
-        counters[2] += 1
-        return 0
-    genes[0, :n] = P[0, :n]
-    gene_len[0] = n
-    return 1
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -519,7 +438,7 @@ def minus(a: Comp, b: Comp) -> Comp:
 @lru_cache(maxsize=1 << 14)
 def genes_of(small: tuple, tail: tuple, comp: Comp, lookahead: int = 3, max_orbit: int = 64,
              max_nodes: int = 0) -> GeneSet:
-    """Every gene of the gadget (small, tail) holding exactly the cards `comp` (ring_genes in chain mode:
+    """Every gene of the gadget (small, tail) holding exactly the cards `comp` (lookahead_genes, exact:
     each piece's next `lookahead - 1` successors must stay pieces while its cards are chosen), with each
     orbit listed from its least phase. Cached per process: shards that meet a composition again reuse it."""
     n = size(comp)
@@ -532,8 +451,8 @@ def genes_of(small: tuple, tail: tuple, comp: Comp, lookahead: int = 3, max_orbi
         genes = np.zeros((capacity, max(n, 1)), np.uint8)
         lengths = np.zeros(capacity, np.int64)
         counters = np.zeros(4, np.int64)
-        written = ring_genes(lookahead, avail, n, small_a, tail_a, genes, lengths, counters, True, True, max_orbit,
-                             max_nodes)
+        written = lookahead_genes(lookahead, avail, n, small_a, tail_a, genes, lengths, counters, True, max_orbit,
+                                  max_nodes)
         if counters[2] == 0:
             break
         capacity *= 4
@@ -563,7 +482,7 @@ def orbit_of(piece, small_a, tail_a) -> tuple[tuple[int, ...], ...]:
 def library(small: tuple, tail: tuple, pool: Comp, max_len: int, lookahead: int = 3,
             max_orbit: int = 64) -> dict[Comp, tuple]:
     """Every gene of at most max_len cards drawn from `pool`, by composition (each orbit from its least phase):
-    one search over the pieces of every composition at once (ring_genes in chain mode, not exact), so the
+    one search over the pieces of every composition at once (lookahead_genes, not exact), so the
     compositions share their leading cards. Cached per process."""
     top = max([v for v, k in enumerate(pool) if k] + list(small) + list(tail) + [0])
     avail = np.array(pool[:top + 1], np.int64)
@@ -574,8 +493,8 @@ def library(small: tuple, tail: tuple, pool: Comp, max_len: int, lookahead: int 
         genes = np.zeros((capacity, max(max_len, 1)), np.uint8)
         lengths = np.zeros(capacity, np.int64)
         counters = np.zeros(4, np.int64)
-        written = ring_genes(lookahead, avail, max_len, small_a, tail_a, genes, lengths, counters, False, True,
-                             max_orbit, 0)
+        written = lookahead_genes(lookahead, avail, max_len, small_a, tail_a, genes, lengths, counters, False,
+                                  max_orbit, 0)
         if counters[2] == 0:
             break
         capacity *= 4
