@@ -8,21 +8,21 @@ deck gives states B = G1 ... Gk T against S that lie on cycles: one per order an
 up to the rounds that move them along together.
 
 The search space is the multisets of gene compositions (cards of each value) summing to the deck
-less S and T, each composition's genes found by an exact search (`genes_of`: every piece with exactly
-those cards whose successors stay pieces, kept when F brings it back). A shard is one *first*
-composition, the least of its multisets (fewer cards first): it finds that composition's genes and,
-when there are any, walks every multiset it begins (compositions no smaller, each with genes), builds
-every hand of them, plays each, and reports each distinct cycle once:
+less S and T, in order (fewer cards first). The genes of at most `max_piece` cards are found once per
+worker, every composition in one search (kernels/construct.py `library`); a larger composition's genes
+by an exact search of it (`genes_of`, within `max_nodes` choices: the genes found by then are genes, and
+a composition cut short may hold more). A shard is one *first* composition, the least of its multisets,
+and one phase: the multisets whose last (largest) gene comes from the library, or those whose last gene
+needs the exact search (the plan puts every shard of the quick phase first). It walks every multiset it
+owns (each part with genes), builds every hand of them, plays each, and reports each distinct cycle once:
   - replayed on the reference player (kernels/engines/reference.py) from the hand built, which must lie
     on the cycle (preperiod 0) with the fast engine's cycle id, or the shard fails;
   - closed backwards (kernels/backward.py `closure`, like `states`): `closure`, `closest`,
     `imbalance`, `complete`, and its balanced deals as the shard's candidates.
 With `per_gene` (J by default) every gene holds exactly one card of that value, so a cycle has as many
-genes as B holds of them; every gene of the `J-` gadget met so far does (benchmarks/README.md). A
-composition's search stops after `max_nodes` choices (0: never); the genes found by then are genes, and
-docs/strategies.md says where the budget cuts the census short.
+genes as B holds of them; every gene of the `J-` gadget met so far does (benchmarks/README.md).
 
-Shards are disjoint (each multiset has one least composition) and pure functions of the deck and the
+Shards are disjoint (each multiset has one least composition and one largest) and pure functions of the deck and the
 table: the same config gives the same tables on any number of workers. The shard's `deals` column counts
 the hands built and played, `cycles` those that cycled (all of them: a hand of genes cannot end), `cards`
 their period cards.
