@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from kernels.catalogue import SHIPPED, read_cycles  # noqa: E402
 from kernels.dealspace import DealSpace  # noqa: E402
@@ -41,15 +42,15 @@ def states_for(deck: str, seconds: float) -> tuple[set, int, float]:
 
 def main(decks: list[str]) -> int:
     known = {c.cycle_id for c in read_cycles(SHIPPED)}
-    print("| deck | cards | CPU-s | construct: cycles (known) | states: played | states: cycles (known) | "
-          "only construct | only states |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| deck | CPU-s | construct: cycles (catalogued) | states: played, cycles (catalogued) | only construct | "
+          "only states |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for deck in decks:
         built = census(deck, ConstructTable(), quiet=True)
         ids = set(built["rows"])
         met, played, cpu = states_for(deck, built["cpu_s"])
-        print(f"| `{deck}` | {parse_deck(deck).total} | {built['cpu_s']:.1f} | {len(ids)} ({len(ids & known)}) | "
-              f"{played / 1e6:.0f} M | {len(met)} ({len(met & known)}) | {len(ids - met)} | {len(met - ids)} |",
+        print(f"| `{deck}` ({parse_deck(deck).total}) | {built['cpu_s']:.1f} | {len(ids)} ({len(ids & known)}) | "
+              f"{played / 1e6:.0f} M, {len(met)} ({len(met & known)}) | {len(ids - met)} | {len(met - ids)} |",
               flush=True)
     return 0
 

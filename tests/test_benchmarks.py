@@ -22,6 +22,8 @@ TINY = {
     "atlas_curve": ([], [], "camicia, per deal: "),
     "atlas_speed": ([], ["0.001", "0:4,1:2,2:2", "0:3,1:2,2:1@3"], "standard, random"),
     "climb_vs_random": (None, ["2000", "1"], "climb longer in"),
+    "construct_census": ([], ["0:6,1:2,2:2,3:2,4:2"], "'cycles': 18,"),
+    "construct_vs_states": ([], ["0:6,1:2,2:2,3:2,4:2"], "| `0:6,1:2,2:2,3:2,4:2` (14) | "),
     "cycle_probes": ([], ["states", "0:6,1:2,2:2", "0.05"], "500,000 random states"),
     "dormant_swaps": ([], ["J-K-Q--A-/--Q-J--K-A-"], "24 swaps"),
     "gpu_host": ([], ["1000000", "3000", "20000"], "the host's share"),
