@@ -147,6 +147,23 @@ def orbit_length(piece, n, small, tail, max_orbit):
 
 
 @kernel
+def _record(piece, n, small, tail, max_orbit, genes, gene_len, gene_orbit, counters, written):
+    """A piece of n cards found by `pieces`: counted, and written when it is a gene in its least phase."""
+    counters[0] += 1
+    m = orbit_length(piece, n, small, tail, max_orbit)
+    if m <= 0:
+        return written
+    counters[1] += 1
+    if written >= genes.shape[0]:
+        counters[3] += 1
+        return written
+    genes[written, :n] = piece[:n]
+    gene_len[written] = n
+    gene_orbit[written] = m
+    return written + 1
+
+
+@kernel
 def pieces(prefix, avail, max_len, small, tail, max_orbit, max_s, genes, gene_len, gene_orbit, counters, exact=False):
     """Every piece that starts with `prefix`, of at most max_len cards drawn from `avail` (cards left of
     each value), S never holding more than max_s cards; each gene among them (the least phase of its
@@ -165,7 +182,6 @@ def pieces(prefix, avail, max_len, small, tail, max_orbit, max_s, genes, gene_le
     choice = np.zeros(depth_cap, np.int64)
     piece = np.zeros(max_len + 1, np.uint8)
     left = avail.copy()
-    capacity = genes.shape[0]
     written = 0
     np_ = prefix.shape[0]
     if np_ > max_len:
@@ -181,18 +197,8 @@ def pieces(prefix, avail, max_len, small, tail, max_orbit, max_s, genes, gene_le
         s_ring[i] = small[i]
     out, used, h, ln, pl, ql, tu, ow = _advance(piece, np_, 0, s_ring, 0, ns, piles[0], 0, qs[0], 0, 0, 0, small, ns)
     if out == DONE:
-        if used == np_:
-            counters[0] += 1
-            m = orbit_length(piece, np_, small, tail, max_orbit)
-            if m > 0:
-                counters[1] += 1
-                if written < capacity:
-                    genes[written, :np_] = piece[:np_]
-                    gene_len[written] = np_
-                    gene_orbit[written] = m
-                    written += 1
-                else:
-                    counters[3] += 1
+        if used == np_ and (not exact or np_ == max_len):
+            written = _record(piece, np_, small, tail, max_orbit, genes, gene_len, gene_orbit, counters, written)
         return written  # a prefix that returns early is a piece of its own (or none)
     if out == DEAD:
         return 0
@@ -230,17 +236,7 @@ def pieces(prefix, avail, max_len, small, tail, max_orbit, max_s, genes, gene_le
                                                     ql, st[d, 4], st[d, 5], small, ns)
         if out == DONE:
             if used == e and (not exact or e == max_len):
-                counters[0] += 1
-                m = orbit_length(piece, e, small, tail, max_orbit)
-                if m > 0:
-                    counters[1] += 1
-                    if written < capacity:
-                        genes[written, :e] = piece[:e]
-                        gene_len[written] = e
-                        gene_orbit[written] = m
-                        written += 1
-                    else:
-                        counters[3] += 1
+                written = _record(piece, e, small, tail, max_orbit, genes, gene_len, gene_orbit, counters, written)
             continue
         if out == DEAD or ln > max_s:
             continue
@@ -435,30 +431,34 @@ def minus(a: Comp, b: Comp) -> Comp:
     return tuple(x - y for x, y in zip(a, b))
 
 
+def _search(small: tuple, tail: tuple, pool: Comp, max_len: int, exact: bool, lookahead: int, max_orbit: int,
+            max_nodes: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """lookahead_genes over `pool`, its output buffer grown until every gene fits: the genes (least phases)
+    and the counters."""
+    top = max([v for v, k in enumerate(pool) if k] + list(small) + list(tail) + [0])
+    avail = np.array(pool[:top + 1], np.int64)
+    small_a, tail_a = np.array(small, np.uint8), np.array(tail, np.uint8)
+    capacity = 1024
+    while True:
+        genes = np.zeros((capacity, max(max_len, 1)), np.uint8)
+        lengths = np.zeros(capacity, np.int64)
+        counters = np.zeros(4, np.int64)
+        written = lookahead_genes(lookahead, avail, max_len, small_a, tail_a, genes, lengths, counters, exact,
+                                  max_orbit, max_nodes)
+        if counters[2] == 0:
+            return [genes[k, :lengths[k]].copy() for k in range(written)], counters
+        capacity *= 4
+
+
 @lru_cache(maxsize=1 << 14)
 def genes_of(small: tuple, tail: tuple, comp: Comp, lookahead: int = 3, max_orbit: int = 64,
              max_nodes: int = 0) -> GeneSet:
     """Every gene of the gadget (small, tail) holding exactly the cards `comp` (lookahead_genes, exact:
     each piece's next `lookahead - 1` successors must stay pieces while its cards are chosen), with each
     orbit listed from its least phase. Cached per process: shards that meet a composition again reuse it."""
-    n = size(comp)
-    top = max([v for v, k in enumerate(comp) if k] + list(small) + list(tail) + [0])
-    avail = np.array(comp[:top + 1], np.int64)
-    small_a = np.array(small, np.uint8)
-    tail_a = np.array(tail, np.uint8)
-    capacity = 1024
-    while True:
-        genes = np.zeros((capacity, max(n, 1)), np.uint8)
-        lengths = np.zeros(capacity, np.int64)
-        counters = np.zeros(4, np.int64)
-        written = lookahead_genes(lookahead, avail, n, small_a, tail_a, genes, lengths, counters, True, max_orbit,
-                                  max_nodes)
-        if counters[2] == 0:
-            break
-        capacity *= 4
-    orbits = []
-    for k in range(written):
-        orbits.append(orbit_of(genes[k, :lengths[k]], small_a, tail_a))
+    found, counters = _search(small, tail, comp, size(comp), True, lookahead, max_orbit, max_nodes)
+    small_a, tail_a = np.array(small, np.uint8), np.array(tail, np.uint8)
+    orbits = [orbit_of(piece, small_a, tail_a) for piece in found]
     return GeneSet(tuple(orbits), int(counters[1]), bool(counters[3]))
 
 
@@ -484,23 +484,10 @@ def library(small: tuple, tail: tuple, pool: Comp, max_len: int, lookahead: int 
     """Every gene of at most max_len cards drawn from `pool`, by composition (each orbit from its least phase):
     one search over the pieces of every composition at once (lookahead_genes, not exact), so the
     compositions share their leading cards. Cached per process."""
-    top = max([v for v, k in enumerate(pool) if k] + list(small) + list(tail) + [0])
-    avail = np.array(pool[:top + 1], np.int64)
-    small_a = np.array(small, np.uint8)
-    tail_a = np.array(tail, np.uint8)
-    capacity = 4096
-    while True:
-        genes = np.zeros((capacity, max(max_len, 1)), np.uint8)
-        lengths = np.zeros(capacity, np.int64)
-        counters = np.zeros(4, np.int64)
-        written = lookahead_genes(lookahead, avail, max_len, small_a, tail_a, genes, lengths, counters, False,
-                                  max_orbit, 0)
-        if counters[2] == 0:
-            break
-        capacity *= 4
+    found, _ = _search(small, tail, pool, max_len, False, lookahead, max_orbit, 0)
+    small_a, tail_a = np.array(small, np.uint8), np.array(tail, np.uint8)
     by_comp: dict[Comp, list] = {}
-    for k in range(written):
-        piece = genes[k, :lengths[k]]
+    for piece in found:
         by_comp.setdefault(comp_of(piece), []).append(orbit_of(piece, small_a, tail_a))
     return {c: tuple(sorted(o)) for c, o in sorted(by_comp.items(), key=lambda item: order(item[0]))}
 
