@@ -93,3 +93,23 @@ def test_a_deck_where_no_cycle_is_built_says_so(ray_address, tmp_path):
     done = subprocess.run(args, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "finished: 16 of 16 shards done" in done.stdout and "cycles: no cycle found" in done.stdout
+
+
+def test_construct_on_two_workers_stopped_and_resumed_gives_the_kernels_tables(ray_address, tmp_path):
+    """`construct` on a real local Ray: a run stopped by its time limit and resumed gives the tables of the
+    kernels called directly, every census cycle of the 14-card two-suit deck (all of its form), each closed
+    (genes of any cards: 270 shards, most of them empty)."""
+    config = make_config(tmp_path, workers=2, time_limit=0.01, strategy="construct", deck="0:6,1:2,2:2,3:2,4:2",
+                         construct={"per_gene": "", "max_states": 100_000})
+    first = run_search(config)
+    assert first.state == "time limit" and 0 < first.shards_done < 270
+    lifted = subprocess.run([str(BMN), "resume", str(tmp_path), "--time-limit", "0", "--address", ray_address,
+                             "--no-progress"], capture_output=True, text=True, timeout=600)
+    assert lifted.returncode == 0 and lifted.stdout.startswith("finished: 270 of 270 shards done"), lifted.stderr
+    assert "cycles: 18 distinct" in lifted.stdout
+    tables = tables_of(tmp_path)
+    assert_same_tables(tables, direct_tables(config))
+    census = census_counts("0:6,1:2,2:2,3:2,4:2")
+    rows = {r["cycle_id"]: r for r in tables["cycles"].to_pylist()}
+    assert {cid: (r["closure"], r["deals"], r["state"], r["complete"]) for cid, r in rows.items()} == \
+        {cid: (c["basin"], c["deals"], c["state"], True) for cid, c in census.items()}
