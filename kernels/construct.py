@@ -15,9 +15,12 @@ phases), and every hand B = G1 ... Gk T of genes, in any order and phase, agains
 cycle of the game: the rounds permute finitely many such hands. So every multiset of genes whose
 cards with S and T make the deck gives cycles, one per order and phase up to the rounds.
 
-The kernels: `gadget` plays one piece; `pieces` walks every piece with given leading cards (a DFS
-over B's next card, each state kept per depth so a card costs only the plays it causes) and keeps
-the genes; `gene_orbit` follows F. Python assembles genes into hands (kernels/strategies/construct.py).
+The kernels: `gadget` plays one piece, `successor` and `orbit_length` follow F; `pieces` walks every
+piece (a DFS over B's next card, each state kept per depth so a card costs only the plays it causes)
+and keeps the genes; `lookahead_genes` does the same while playing the piece's next successors beside
+it, cutting a branch as soon as one of them cannot be a phase of a gene. Below them, in Python: genes by
+composition (`genes_of`) and for every composition at once (`library`), multisets of compositions and
+the hands they make (kernels/strategies/construct.py assembles them into cycles).
 """
 
 from __future__ import annotations
@@ -129,19 +132,13 @@ def orbit_length(piece, n, small, tail, max_orbit):
     for step in range(1, max_orbit + 1):
         if not successor(cur, n, small, tail, nxt):
             return 0
-        same = True
-        for i in range(n):
-            if nxt[i] != piece[i]:
-                same = False
-                break
-        if same:
+        first = 0  # the first card where the phase differs from the piece (n: none)
+        while first < n and nxt[first] == piece[first]:
+            first += 1
+        if first == n:
             return step if least else -step
-        # is nxt smaller than the piece?
-        for i in range(n):
-            if nxt[i] != piece[i]:
-                if nxt[i] < piece[i]:
-                    least = False
-                break
+        if nxt[first] < piece[first]:
+            least = False
         cur[:] = nxt
     return 0
 
@@ -164,10 +161,10 @@ def _record(piece, n, small, tail, max_orbit, genes, gene_len, gene_orbit, count
 
 
 @kernel
-def pieces(prefix, avail, max_len, small, tail, max_orbit, max_s, genes, gene_len, gene_orbit, counters, exact=False):
-    """Every piece that starts with `prefix`, of at most max_len cards drawn from `avail` (cards left of
-    each value), S never holding more than max_s cards; each gene among them (the least phase of its
-    orbit) written to genes[k, :len], gene_len[k], gene_orbit[k].
+def pieces(avail, max_len, small, tail, max_orbit, genes, gene_len, gene_orbit, counters, exact=False):
+    """Every piece of at most max_len cards drawn from `avail` (cards left of each value; with `exact`, only
+    those holding every one of them); each gene among them (the least phase of its orbit) written to
+    genes[k, :len], gene_len[k], gene_orbit[k]. The plain search the others are held to.
 
     counters: [pieces, genes, nodes, overflow]. Returns genes written (stops adding at capacity and
     counts the overflow). A DFS over B's next card with each depth's state kept, so a card costs only
@@ -183,35 +180,12 @@ def pieces(prefix, avail, max_len, small, tail, max_orbit, max_s, genes, gene_le
     piece = np.zeros(max_len + 1, np.uint8)
     left = avail.copy()
     written = 0
-    np_ = prefix.shape[0]
-    if np_ > max_len:
-        return 0
-    for i in range(np_):
-        piece[i] = prefix[i]
-        if left[prefix[i]] == 0:
-            return 0
-        left[prefix[i]] -= 1
-    # play the prefix from the start
-    s_ring = s_rings[0]
     for i in range(ns):
-        s_ring[i] = small[i]
-    out, used, h, ln, pl, ql, tu, ow = _advance(piece, np_, 0, s_ring, 0, ns, piles[0], 0, qs[0], 0, 0, 0, small, ns)
-    if out == DONE:
-        if used == np_ and (not exact or np_ == max_len):
-            written = _record(piece, np_, small, tail, max_orbit, genes, gene_len, gene_orbit, counters, written)
-        return written  # a prefix that returns early is a piece of its own (or none)
-    if out == DEAD:
-        return 0
-    base = np_
-    st[base, 0], st[base, 1], st[base, 2], st[base, 3], st[base, 4], st[base, 5] = h, ln, pl, ql, tu, ow
-    if base != 0:
-        s_rings[base, :] = s_rings[0, :]
-        piles[base, :] = piles[0, :]
-        qs[base, :] = qs[0, :]
-    d = base
-    choice[d] = -1
-    while d >= base:
-        # next value at depth d
+        s_rings[0, i] = small[i]
+    st[0, 1] = ns  # B leads: its first card is chosen at depth 0
+    d = 0
+    choice[0] = -1
+    while d >= 0:
         if choice[d] >= 0:
             left[choice[d]] += 1
         v = choice[d] + 1
@@ -238,7 +212,7 @@ def pieces(prefix, avail, max_len, small, tail, max_orbit, max_s, genes, gene_le
             if used == e and (not exact or e == max_len):
                 written = _record(piece, e, small, tail, max_orbit, genes, gene_len, gene_orbit, counters, written)
             continue
-        if out == DEAD or ln > max_s:
+        if out == DEAD:
             continue
         st[e, 0], st[e, 1], st[e, 2], st[e, 3], st[e, 4], st[e, 5] = h, ln, pl, ql, tu, ow
         d = e
@@ -260,8 +234,9 @@ def lookahead_genes(k, avail, max_len, small, tail, genes, gene_len, counters, e
     that keeps k gadgets playing side by side, the piece P_0 and its successors P_1 .. P_{k-1}
     (P_j = the tail, then the block of P_{j-1}, as far as it is known). A choice after which a successor
     cannot be a phase of a gene any more (its small hand runs out, it returns shorter than the piece, it
-    holds more of a value than the pool) is cut at once instead of when the piece is done. Each piece that returns is a gene when
-    F brings it back within max_orbit steps (orbit_length), whatever the orbit's length.
+    holds more of a value than the pool) is cut at once instead of when the piece is done. Each piece that
+    returns is a gene when F brings it back within max_orbit steps (orbit_length), whatever the orbit's
+    length.
 
     With max_nodes > 0 the search stops after that many choices, and counters[3] says it was cut short.
     counters: [genes, choices, overflow, truncated]. Returns genes written."""

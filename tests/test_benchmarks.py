@@ -25,6 +25,7 @@ TINY = {
     "construct_census": ([], ["0:6,1:2,2:2,3:2,4:2"], "'cycles': 18,"),
     "construct_vs_states": ([], ["0:6,1:2,2:2,3:2,4:2"], "| `0:6,1:2,2:2,3:2,4:2` (14) | "),
     "cycle_probes": ([], ["states", "0:6,1:2,2:2", "0.05"], "500,000 random states"),
+    "gene_search": ([], ["6,1,3,3", "26,3,4,4", "12"], "0 M choices, 29 genes | "),
     "dormant_swaps": ([], ["J-K-Q--A-/--Q-J--K-A-"], "24 swaps"),
     "gpu_host": ([], ["1000000", "3000", "20000"], "the host's share"),
     "factory_reach": ([], ["0:8,1:2,2:2,3:2,4:2", "0.05", "tries=3000", "seed_states=500"], "beam 0:"),

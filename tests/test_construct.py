@@ -72,8 +72,7 @@ def every_piece_gene(pool, max_len, small=J_, tail=TAIL):
     lengths = np.zeros(100_000, np.int64)
     orbits = np.zeros(100_000, np.int64)
     counters = np.zeros(4, np.int64)
-    written = kc.pieces(np.zeros(0, np.uint8), np.array(pool, np.int64), max_len, small, tail, 64, 200, genes,
-                        lengths, orbits, counters)
+    written = kc.pieces(np.array(pool, np.int64), max_len, small, tail, 64, genes, lengths, orbits, counters)
     assert counters[3] == 0
     return {tuple(int(v) for v in genes[k, :lengths[k]]) for k in range(written)}
 

@@ -134,19 +134,20 @@ def run_construct(deck: str, first, table: ConstructTable = ConstructTable(), st
     def has_genes(comp) -> bool:
         return bool(gene_set(comp).orbits)
 
+    def in_phase(comp) -> bool:  # a multiset's last composition: in this shard's phase
+        return exact is None or (sum(comp) > table.max_piece) == exact
+
     def last_has(comp) -> bool:
-        if exact is not None and (sum(comp) > table.max_piece) != exact:
-            return False
-        return has_genes(comp)
+        return in_phase(comp) and has_genes(comp)
 
     found: dict[str, tuple[int, tuple[int, ...]]] = {}  # cycle id -> (index, hand) of the first hand met
     index = 0
-    if (exact is not False or sum(first) <= table.max_piece) and has_genes(first):
+    if (exact is not False or in_phase(first)) and has_genes(first):  # (no library multiset holds a larger one)
         parts = [c for c in g.library() if not (g.per_gene is not None and c[g.per_gene] != 1)]
         for rest in kc.multisets(kc.minus(g.target, first), first, g.per_gene, parts, last_has):
             comps = [first] + rest
-            if not rest and exact is not None and (sum(first) > table.max_piece) != exact:
-                continue  # (the first alone: its phase is its size's)
+            if not rest and not in_phase(first):
+                continue  # (the first alone is its multiset's last)
             for chosen in _gene_choices([gene_set(c).orbits for c in comps], comps):
                 for hand in kc.hands(chosen, g.tail):
                     r = play([hand, g.small])
