@@ -180,10 +180,11 @@ def test_firsts_and_multisets_cover_each_multiset_once():
     (dict(small=""), "construct.small must hold at least one card"),
     (dict(per_gene="JQ"), "construct.per_gene is one card"),
     (dict(small="AAAAA"), "does not hold the small hand"),
+    (dict(small="JX"), "construct.small: unknown character 'X' at position 2"),
 ])
 def test_a_gadget_the_deck_cannot_hold_is_one_sentence(table, sentence):
     with pytest.raises(BmnError, match=sentence):
-        Gadget("camicia", ConstructTable(**table)).check("config")
+        Gadget("camicia", ConstructTable(**table), "config").check("config")
 
 
 def test_the_two_phases_of_a_first_composition_split_its_multisets():

@@ -73,11 +73,9 @@ class ConstructShard(ShardParams):
 class Gadget:
     """The gadget and the cards its genes share, from a deck and a [construct] table."""
 
-    def __init__(self, deck: str, table: ConstructTable):
+    def __init__(self, deck: str, table: ConstructTable, where: str = "construct"):
         self.deck = parse_deck(deck)
-        self.small = parse_hand(table.small)
-        self.tail = parse_hand(table.tail)
-        per = parse_hand(table.per_gene)
+        self.small, self.tail, per = (_cards(table, name, where) for name in ("small", "tail", "per_gene"))
         self.per_gene = per[0] if per else None
         self.table = table
         self.target = kc.minus(self.deck.counts, kc.comp_of(self.small + self.tail))
@@ -87,7 +85,7 @@ class Gadget:
         t = self.table
         if not self.small:
             raise BmnError(f"{where}: construct.small must hold at least one card")
-        if len(parse_hand(t.per_gene)) > 1:
+        if len(t.per_gene) > 1:
             raise BmnError(f"{where}: construct.per_gene is one card, got {t.per_gene!r}")
         if any(k < 0 for k in self.target):
             raise BmnError(f"{where}: the deck {self.deck.spec()} does not hold the small hand {t.small} and the "
@@ -112,6 +110,14 @@ class Gadget:
         if sum(comp) <= t.max_piece:
             return kc.GeneSet(self.library().get(tuple(comp), ()), 0, False)
         return kc.genes_of(self.small, self.tail, tuple(comp), t.lookahead, t.max_orbit, t.max_nodes)
+
+
+def _cards(table: ConstructTable, name: str, where: str) -> tuple[int, ...]:
+    """A [construct] key that is cards, read as a hand (one sentence naming the key when it is not)."""
+    try:
+        return parse_hand(getattr(table, name))
+    except BmnError as error:
+        raise BmnError(f"{where}: construct.{name}: {error}") from None
 
 
 def run_construct(deck: str, first, table: ConstructTable = ConstructTable(), stats: dict | None = None,
@@ -214,7 +220,7 @@ class Construct(Strategy):
         return f"{search.deck}, genes of {table.small} (tail {table.tail or 'none'})"
 
     def check(self, search, space, table, where):
-        Gadget(space.deck.spec(), table).check(where)
+        Gadget(space.deck.spec(), table, where).check(where)
 
     def plan(self, search, space, table):
         deck = space.deck.spec()
