@@ -50,8 +50,9 @@ class SearchConfig:
     shard_size: int = 100_000
     deals_file: str | None = None  # deals, extend: one deal per line
     deal: str | None = None  # ancestors: the deal whose cycle (or start) to search back from
-    # Each strategy's own table, by strategy name (`[climb] pool = 100_000` -> {"climb": {...}}).
-    tables: dict = field(default_factory=dict)
+    # The strategy tables the config gives, by strategy name, each its typed value as checked
+    # (`[climb] pool = 100_000` -> {"climb": ClimbTable(pool=100_000)}).
+    tables: dict[str, Table] = field(default_factory=dict)
     # Execution only:
     out: str = "runs/search"
     workers: int = 0  # 0: one per CPU of the Ray cluster, now or later
@@ -93,8 +94,9 @@ class SearchConfig:
         return get(self.strategy)
 
     def table(self) -> Table:
-        """The strategy's own table as its typed value, every default filled in (computed once)."""
-        return self._once("table", lambda: self.strategy_def.table(self.tables.get(self.strategy)))
+        """The strategy's own table as its typed value, every default filled in (the one the config gave,
+        checked when it was read, or the strategy's defaults)."""
+        return self.tables[self.strategy] if self.strategy in self.tables else self.strategy_def.Table()
 
     def search(self) -> Search:
         """What the strategy plans from: the search's own values, none of the execution settings."""
@@ -128,12 +130,13 @@ class SearchConfig:
         return self.__dict__[key]
 
     def to_json(self) -> dict:
-        """The config as run.json stores it: each strategy table under its strategy's name."""
-        values = asdict(self)
+        """The config as run.json stores it: each strategy table under its strategy's name (every key of a
+        table the config gives; none of one it does not)."""
+        values = asdict(replace(self, tables={}))
         values.pop("input_deals")
-        tables = values.pop("tables")
+        values.pop("tables")
         for name in STRATEGY_TABLES:
-            values[name] = dict(tables.get(name, {}))
+            values[name] = self.tables[name].keys() if name in self.tables else {}
         return values
 
 
@@ -175,11 +178,10 @@ def _top_level_keys() -> set[str]:
     return ({f.name for f in fields(SearchConfig)} - {"input_deals", "tables"}) | set(STRATEGY_TABLES)
 
 
-def _table(name: str, value: Any, where: str) -> dict:
+def _table(name: str, value: Any, where: str) -> Table:
     if not isinstance(value, dict):
         raise BmnError(f"{where}: [{name}] must be a table")
-    REGISTRY[name].table(value, where)  # checks keys and values
-    return dict(value)
+    return REGISTRY[name].table(value, where)  # keys and values checked
 
 
 def _whole(text: str) -> int:

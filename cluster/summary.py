@@ -102,7 +102,7 @@ class ShardSummary(ShardFigures):
             raise ValueError("not a shard summary")
         known = {f.name for f in fields(cls)}
         summary = dict((k, v) for k, v in values.items() if k in known)
-        summary.update(params=_params(values.get("strategy"), values.get("params"), values.get("params_format", 1)),
+        summary.update(params=_params(values.get("strategy"), values.get("params")),
                        histogram={int(k): int(v) for k, v in values.get("histogram", {}).items()},
                        wins=tuple(values.get("wins", ())), cycle_ids=tuple(values.get("cycle_ids", ())),
                        results_version=values.get("results_version"))
@@ -117,12 +117,12 @@ class ShardSummary(ShardFigures):
         return {**{name: getattr(self, name) for name in SHARDS_SCHEMA.names}, "params": codec.encode(self.params)}
 
 
-def _params(strategy: str, text: str, format: int) -> ShardParams | codec.Unread:
+def _params(strategy: str, text: str) -> ShardParams | codec.Unread:
     """A summary's parameters read back with the codec (kept as written where they are not, exactly, this
     bmn's parameters of that strategy)."""
     if not isinstance(text, str):
         raise ValueError("a shard summary's params are text")
-    return codec.read(REGISTRY.get(strategy), text, format)
+    return codec.read(REGISTRY.get(strategy), text)
 
 
 def manifest_table(summaries: dict[int, ShardSummary]) -> pa.Table:
@@ -134,5 +134,5 @@ def manifest_table(summaries: dict[int, ShardSummary]) -> pa.Table:
 def manifest_summaries(table: pa.Table) -> list[ShardSummary]:
     """The summaries of a shards table, as far as it holds them (its columns; no histogram, wins,
     longest game or cycles)."""
-    return [ShardSummary(**{**row, "params": _params(row["strategy"], row["params"], 1)}, results_version=None)
+    return [ShardSummary(**{**row, "params": _params(row["strategy"], row["params"])}, results_version=None)
             for row in table.select(SHARDS_SCHEMA.names).to_pylist()]

@@ -1,7 +1,8 @@
 """A shard's parameters written down and read back (kernels/strategies/codec.py): every strategy's plan
 makes typed parameters that the codec writes as the JSON bmn has always written and reads back equal; a
 key added later is left out at its default (the shards of earlier runs keep their text); what is not a
-strategy's parameters is refused by `decode` and kept as written by `read`; a newer format is refused."""
+strategy's parameters (a key unknown or missing, a value of the wrong type) is refused by `decode` in one
+sentence and kept as written by `read`, never read as a value of the wrong type."""
 
 from __future__ import annotations
 
@@ -52,28 +53,66 @@ def test_the_text_is_what_bmn_has_always_written():
     assert codec.decode(REGISTRY["cycles"], codec.encode(beam)) == beam
 
 
+RANDOM = '{"count": 30, "min_cards": 0, "min_tricks": 0, "seed": 7, "shard": 2}'
+
+
 @pytest.mark.parametrize("text, why", [
-    ('{"count": 30, "seed": 7, "shard": 2}', "missing"),  # a form no plan makes
-    ('{"count": 30, "min_cards": 0, "min_tricks": 0, "seed": 7, "shard": 2, "pool": 1}', "unknown shard parameters"),
+    ('{"count": 30, "seed": 7, "shard": 2}', "shard parameters are missing 'min_cards'"),  # a form no plan makes
+    (RANDOM[:-1] + ', "pool": 1}', "shard parameters have no key 'pool'"),
     ('{"count": 30, "min_cards": 0, "min_tricks": 0, "shard": 2, "seed": 7}', "not as"),  # keys not sorted
-    ('[1, 2]', "a JSON object"),
+    ('[1, 2]', "shard parameters are a JSON object, not list"),
+    ('{"count": 3', "not JSON"),
+    (RANDOM.replace("30", '"30"'), 'count must be a whole number, got "30"'),
+    (RANDOM.replace("30", "30.0"), "count must be a whole number, got 30.0"),
+    (RANDOM.replace("30", "true"), "count must be a whole number, got true"),
+    (RANDOM.replace("30", "null"), "count must be a whole number, got null"),
 ])
 def test_what_is_not_the_strategys_parameters_is_kept_as_written(text, why):
     random = REGISTRY["random"]
     kept = codec.read(random, text)
     assert isinstance(kept, codec.Unread) and kept.text == text and why in kept.why and codec.encode(kept) == text
     if why != "not as":
-        with pytest.raises(ValueError, match=why):
+        with pytest.raises(ValueError, match=why) as raised:
             codec.decode(random, text)
+        assert "\n" not in str(raised.value) and "the random strategy's" in str(raised.value)
     assert codec.read(None, text).why == "a strategy this bmn does not know"
 
 
-def test_a_newer_format_is_refused_never_guessed():
-    text = codec.encode(StreamShard(seed=1, shard=0, count=1, min_cards=0, min_tricks=0))
-    with pytest.raises(ValueError, match="format 2, written by a newer bmn"):
-        codec.decode(REGISTRY["random"], text, format=2)
-    assert isinstance(codec.read(REGISTRY["random"], text, format=2), codec.Unread)
-    assert codec.FORMAT in codec.FORMATS
+EXAMPLES = {"states": dict(deck="0:6,1:2,2:2", deals=100, shard_size=100),
+            "climb": dict(deals=100, shard_size=100),
+            "census": dict(deck="0:6,1:2,2:2", census={"decks": ["0:4,1:2,2:2"]}),
+            "atlas": dict(deck="1:1,2:1", atlas={"plain": "0:4"}),
+            "cycles": dict(deck="0:8,1:2,2:2")}
+
+
+@pytest.mark.parametrize("name, key, value, kind", [
+    ("states", "max_imbalance", '"2"', "a whole number or null"),  # an optional key of a copied table
+    ("climb", "ratio", '"0.5"', "a number"),
+    ("census", "deck", '5', "deck must be text, got 5"),
+    ("atlas", "split", "[2, true]", "a list of whole numbers"),
+    ("cycles", "params", '{"tries": "5"}', "tries must be a whole number"),  # inside a nested table
+    ("cycles", "params", '{"nope": 1}', "have no key 'nope'"),
+])
+def test_a_value_of_the_wrong_type_is_refused_in_one_sentence_at_any_depth(name, key, value, kind):
+    strategy = REGISTRY[name]
+    params = Plan(resolve(build_config({**EXAMPLES[name], "strategy": name, "progress": False}))).shard(0).params
+    values = json.loads(codec.encode(params))
+    values[key] = json.loads(value)
+    text = json.dumps(values, sort_keys=True)
+    with pytest.raises(ValueError, match=kind) as raised:
+        codec.decode(strategy, text)
+    assert "\n" not in str(raised.value)
+    assert isinstance(codec.read(strategy, text), codec.Unread)
+
+
+def test_a_shards_params_copy_its_tables_keys_and_are_not_a_table():
+    from kernels.strategies.base import Table
+    from kernels.strategies.climb import ClimbShard, ClimbTable
+
+    for strategy in REGISTRY.values():
+        assert not issubclass(strategy.Params, Table), strategy.name
+    shard = ClimbShard(seed=1, shard=0, count=5, min_cards=0, min_tricks=0, **ClimbTable(pool=7).values())
+    assert shard.pool == 7 and not hasattr(shard, "identity") and not hasattr(ClimbShard, "of")
 
 
 # Runs written by bmn before shard parameters were typed (one of each kind of parameters: a stream's with

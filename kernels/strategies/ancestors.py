@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..backward import DEFAULT_MAX_STATES, ancestors
 from ..notation import parse_deal
-from .base import Shard, ShardParams, ShardPlan, Strategy, Table, key
+from .base import Shard, ShardParams, ShardPlan, Strategy, Table, key, keys_of
 from .deals import CASELLA
 from ..tally import ShardResult, tally_games
 
@@ -33,7 +33,7 @@ class AncestorsTable(Table):
 
 
 @dataclass(frozen=True, kw_only=True)
-class AncestorsShard(ShardParams, AncestorsTable):
+class AncestorsShard(ShardParams, keys_of(AncestorsTable)):
     """The balanced ancestors of `deal`'s cycle from its states r with r % parts == part."""
 
     deal: str

@@ -124,13 +124,13 @@ class AtlasTable(Table):
                        "benchmarks/atlas_speed.py)", minimum=0, result=False)
     # The sampling keys: at their defaults an atlas samples nothing and is identified as before them.
     exact_max_deals: int = key(0, "play the decks of at most this many deals exactly and sample the larger ones "
-                                  "(0: every deck exactly)", minimum=0, stated_at_default=False)
+                                  "(0: every deck exactly)", minimum=0, unsaid=True)
     samples: tuple[str, ...] = key(list(SAMPLES), "what a sampled deck plays: random balanced \"deals\", random "
-                                                  "\"states\" (two players), or both", stated_at_default=False)
+                                                  "\"states\" (two players), or both", unsaid=True)
     sample_size: int = key(0, "games per sampled row (0: the CPU time the exact decks leave of cpu_hours, shared "
-                              "equally among the sampled rows)", minimum=0, stated_at_default=False)
+                              "equally among the sampled rows)", minimum=0, unsaid=True)
     sample_all: bool = key(False, "sample the decks played exactly too (to check sampled rows against exact ones)",
-                           stated_at_default=False)
+                           unsaid=True)
 
     def identity(self) -> dict:
         """The keys that are part of what the run computes, and the budget where the samples are sized

@@ -26,9 +26,11 @@ and a strategy says:
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import typing
-from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass, make_dataclass
 from typing import Any, Callable, NamedTuple, Sequence
 
 from ..dealspace import DealSpace
@@ -60,10 +62,6 @@ class Param:
     # Part of what a run computes (its identity: a resume with another value is refused). False for a
     # key that only sizes or checks the work (the atlas's cpu_hours and rate).
     result: bool = True
-    # False for a key added after runs of its strategy were made, whose default computes what those
-    # runs did: at its default it is left out of the run's identity and of its shards' parameters
-    # (Strategy.stated), so those runs resume and their shard files stay theirs.
-    stated_at_default: bool = True
 
     def coerce(self, value: Any, where: str, table: str | None = None) -> Any:
         """The value, checked, or a BmnError naming `table.name` (or `name` for a top-level key)."""
@@ -130,24 +128,31 @@ class Search(NamedTuple):
 
 
 PARAM = "bmn.param"  # where a table's field keeps what `key()` declared
+UNSAID = "bmn.unsaid"  # a field left out of its JSON form (and of a run's identity) at its default
 
 
-def key(default: Any, doc: str, **how) -> Any:
+def key(default: Any, doc: str, *, unsaid: bool = False, **how) -> Any:
     """A config key of a strategy's table, as a field of its typed `Table`: its default and doc, and how it
-    is checked (Param's minimum, maximum, kind, optional, item, from_text, result, stated_at_default). A
-    list's default is given as a tuple (a frozen value)."""
+    is checked (Param's minimum, maximum, kind, optional, item, from_text, result). A list's default is
+    given as a tuple (a frozen value). `unsaid`: a key added after runs of its strategy were made, whose
+    default computes what those runs did: at its default it is left out of the run's identity and of its
+    shards' parameters, so those runs resume and their shard files stay theirs."""
     if isinstance(default, list):
         default = tuple(default)
-    return field(default=default, metadata={PARAM: {"doc": doc, **how}})
-
-
-UNSAID = "bmn.unsaid"  # a shard parameter left out of its JSON form at its default
+    return field(default=default, metadata={PARAM: {"doc": doc, **how}, **({UNSAID: True} if unsaid else {})})
 
 
 def unsaid(default: Any) -> Any:
     """A shard parameter added after runs were made without it, whose default computes what they did: at
     its default it is left out of the shard's JSON form (so those runs' shards keep their parameters)."""
     return field(default=default, metadata={UNSAID: True})
+
+
+def said(value: Any) -> dict:
+    """A typed value's fields by name in their JSON form, without those left unsaid at their default (the
+    one rule for a table's stated keys and a shard's parameters)."""
+    return {f.name: _plain(getattr(value, f.name)) for f in fields(value)
+            if not (f.metadata.get(UNSAID) and getattr(value, f.name) == f.default)}
 
 
 def _frozen(value: Any) -> Any:
@@ -161,6 +166,70 @@ def _plain(value: Any) -> Any:
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
     return value
+
+
+def _kind(hint: Any) -> tuple[Callable[[Any], bool], str, Callable[[Any], Any]]:
+    """How a field of this type is read from JSON: (whether a value is of it, its kind in words, the value
+    as the field holds it)."""
+    if hint is bool:
+        return (lambda v: isinstance(v, bool)), "true or false", lambda v: v
+    if hint is int:
+        return (lambda v: isinstance(v, int) and not isinstance(v, bool)), "a whole number", lambda v: v
+    if hint is float:
+        return (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)), "a number", lambda v: v
+    if hint is str:
+        return (lambda v: isinstance(v, str)), "text", lambda v: v
+    if isinstance(hint, type) and hasattr(hint, "from_json"):  # a nested typed value
+        return (lambda v: isinstance(v, dict)), "an object", hint.from_json
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) is tuple and len(args) == 2 and args[1] is Ellipsis:
+        fits, what, _ = _kind(args[0])
+        return (lambda v: isinstance(v, list) and all(map(fits, v))), f"a list of {what.removeprefix('a ')}s", tuple
+    if type(None) in args and len(args) == 2:  # X | None
+        fits, what, read = _kind(next(a for a in args if a is not type(None)))
+        return (lambda v: v is None or fits(v)), f"{what} or null", lambda v: None if v is None else read(v)
+    raise TypeError(f"no JSON form for a field of type {hint!r}")
+
+
+@functools.cache
+def _schema(cls: type) -> dict:
+    """Each field of a typed value: how it is read from JSON (from its declared type, once per class)."""
+    hints = typing.get_type_hints(cls)
+    return {f.name: (_kind(hints[f.name]), f.default is MISSING and f.default_factory is MISSING)
+            for f in fields(cls)}
+
+
+def typed(cls: type, values: Any, what: str) -> Any:
+    """A typed value from its JSON form, every field checked against its declared type: an unknown key, a
+    missing one or a value of the wrong kind is a ValueError of one sentence (never a value of the wrong
+    type). `what`: what the value is, for that sentence ("shard parameters", "the factory's table")."""
+    if not isinstance(values, dict):
+        raise ValueError(f"{what} are a JSON object, not {type(values).__name__}")
+    schema = _schema(cls)
+    unknown = sorted(set(values) - set(schema))
+    if unknown:
+        raise ValueError(f"{what} have no key {unknown[0]!r} (known: {', '.join(schema)})")
+    missing = [name for name, (_, required) in schema.items() if required and name not in values]
+    if missing:
+        raise ValueError(f"{what} are missing {missing[0]!r}")
+    out = {}
+    for name, value in values.items():
+        (fits, kind, read), _ = schema[name]
+        if not fits(value):
+            raise ValueError(f"{what}: {name} must be {kind}, got {json.dumps(value)}")
+        out[name] = read(value)
+    return cls(**out)
+
+
+def keys_of(table: type) -> type:
+    """A strategy's table keys as plain fields (their defaults, and whether each is left unsaid at it), for a
+    shard's Params to take beside its own: the Params copy the table's keys, they are not a table."""
+    hints = typing.get_type_hints(table)
+    copied = [(f.name, hints[f.name], field(default=f.default, metadata={UNSAID: True} if f.metadata.get(UNSAID) else {}))
+              for f in fields(table) if PARAM in f.metadata]
+    keys = make_dataclass(f"{table.__name__.removesuffix('Table')}Keys", copied, frozen=True, kw_only=True)
+    keys.__module__ = table.__module__
+    return keys
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -202,9 +271,8 @@ class Table:
         return {p.name: _plain(getattr(self, p.name)) for p in self.params()}
 
     def stated(self) -> dict:
-        """Its keys' values without those at a default that is left unsaid (Param.stated_at_default)."""
-        return {p.name: _plain(getattr(self, p.name)) for p in self.params()
-                if p.stated_at_default or _plain(getattr(self, p.name)) != p.default}
+        """Its keys' values without those left unsaid at their default (`key(..., unsaid=True)`)."""
+        return said(self)
 
     def identity(self) -> dict:
         """The keys that are part of what a run computes (those whose Param has `result`), as stated."""
@@ -217,9 +285,8 @@ class Table:
 
     @classmethod
     def from_json(cls, values: dict) -> "Table":
-        if not isinstance(values, dict):
-            raise ValueError("a table is a JSON object")
-        return cls(**{k: _frozen(v) for k, v in values.items()})
+        """As a shard's parameter: each key checked against its type (a ValueError of one sentence)."""
+        return typed(cls, values, f"the keys of {cls.__name__}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -231,38 +298,18 @@ class NoTable(Table):
 class ShardParams:
     """What one shard computes, as one typed value (each strategy's `Params`). Its JSON form (`to_json`,
     written by kernels/strategies/codec.py) is the shard's `params` in its summary and in the shards table:
-    the fields by name, a nested value as an object, a tuple as a list, and a table key at a default that
-    is left unsaid (Param.stated_at_default) left out, so the shards of runs made before that key was
+    the fields by name, a nested value as an object, a tuple as a list, and a field left unsaid at its
+    default left out (`unsaid`, `key(..., unsaid=True)`), so the shards of runs made before that field was
     added keep their parameters."""
 
     def to_json(self) -> dict:
-        unsaid = {f.name: f.default for f in fields(self) if f.metadata.get(UNSAID) or
-                  (PARAM in f.metadata and f.metadata[PARAM].get("stated_at_default") is False)}
-        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)
-                if f.name not in unsaid or getattr(self, f.name) != unsaid[f.name]}
+        return said(self)
 
     @classmethod
     def from_json(cls, values: dict) -> "ShardParams":
         """The value of a JSON form (to_json's, of this bmn or an earlier one): a key missing that has no
-        default, or one it does not know, is a ValueError."""
-        if not isinstance(values, dict):
-            raise ValueError("shard parameters are a JSON object")
-        hints = typing.get_type_hints(cls)
-        known = {f.name: f for f in fields(cls)}
-        if set(values) - set(known):
-            raise ValueError(f"unknown shard parameters {sorted(set(values) - set(known))}")
-        out = {}
-        for name, value in values.items():
-            kind = hints[name]
-            if isinstance(kind, type) and hasattr(kind, "from_json"):  # a nested typed value
-                value = kind.from_json(value)
-            elif isinstance(value, list):
-                value = tuple(value)
-            out[name] = value
-        missing = [f.name for f in known.values() if f.name not in out and f.default is MISSING]
-        if missing:
-            raise ValueError(f"shard parameters missing: {missing}")
-        return cls(**out)
+        default, one it does not know, or a value of the wrong kind is a ValueError of one sentence."""
+        return typed(cls, values, "shard parameters")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -36,7 +36,7 @@ from ..backward import extend
 from ..dealspace import DealSpace
 from ..errors import BmnError
 from ..notation import parse_deal
-from .base import StreamShard, StreamShards, Table, key
+from .base import StreamShard, StreamShards, Table, key, keys_of
 from .rounds import Rounds
 from ..tally import ShardResult
 
@@ -49,7 +49,7 @@ class ClimbTable(Table):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ClimbShard(StreamShard, ClimbTable):
+class ClimbShard(StreamShard, keys_of(ClimbTable)):
     """Deals of the stream (seed, shard) in rounds of `pool`, the `top` longest of each climbed."""
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..backward import extend
 from ..notation import parse_deal
-from .base import Strategy, Table, bounds, key
+from .base import Strategy, Table, bounds, key, keys_of
 from .deals import CASELLA, DealsShard, input_plan
 from ..tally import ShardResult, tally_games
 
@@ -42,7 +42,7 @@ class ExtendTable(Table):
 
 
 @dataclass(frozen=True, kw_only=True)
-class ExtendShard(DealsShard, ExtendTable):
+class ExtendShard(DealsShard, keys_of(ExtendTable)):
     """The shard's input deals (numbered from `index_base`), each game's states searched back within
     `max_states`."""
 

@@ -43,7 +43,7 @@ from ..engines import default_brent_start, new_workspace, play_rows as replay
 from ..errors import BmnError
 from ..game import N_FIELDS, GameResult
 from ..notation import format_deal, parse_deal
-from .base import StreamShard, StreamShards, Table, key
+from .base import StreamShard, StreamShards, Table, key, keys_of
 from .rounds import Rounds
 from ..sweep import engine_for
 from ..tally import ShardResult
@@ -60,7 +60,7 @@ class LongestTable(Table):
 
 
 @dataclass(frozen=True, kw_only=True)
-class LongestShard(StreamShard, LongestTable):
+class LongestShard(StreamShard, keys_of(LongestTable)):
     """Deals of the stream (seed, shard) in rounds of `round_deals`, every game near the shard's longest
     climbed from its first `root_cards` cards."""
 

@@ -32,7 +32,7 @@ from ..dealspace import DealSpace
 from ..decks import parse_deck
 from ..errors import BmnError
 from ..notation import parse_deal
-from .base import Shard, ShardParams, ShardPlan, StreamShards, Table, key, shards_of
+from .base import Shard, ShardParams, ShardPlan, StreamShards, Table, key, keys_of, shards_of
 from ..sweep import run_random_states, run_random_states_batch
 from ..tally import Candidate, CycleRow, ShardResult
 
@@ -74,11 +74,11 @@ class StatesTable(Table):
     max_states: int = key(DEFAULT_MAX_STATES, "ancestor states a cycle's closure search visits at most")
     max_imbalance: int | None = key(None, "only states whose hands are at most this many cards from equal hands "
                                           "(|hand 1 - hand 2| // 2; not set: every state)", minimum=0, optional=True,
-                                    stated_at_default=False)
+                                    unsaid=True)
 
 
 @dataclass(frozen=True, kw_only=True)
-class StatesShard(ShardParams, StatesTable):
+class StatesShard(ShardParams, keys_of(StatesTable)):
     """States 0..count-1 of the stream (seed, shard), every cycle met closed within `max_states`."""
 
     seed: int
