@@ -32,11 +32,10 @@ run: $(STAMP)
 # is set, as on some CI machines, which only stops imports from writing them): otherwise each of the
 # few hundred processes of a run (Ray actors, bmn commands) compiles them again, ~0.1 s each.
 TEST_WORKERS ?= 2
-WARM := $(VENV)/bin/python configs/warm_kernels.py --only
+WARM := $(VENV)/bin/python configs/warm_kernels.py --group
 test: $(STAMP)
 	@start=$$(date +%s); $(VENV)/bin/python -m compileall -q kernels cluster configs tests benchmarks > /dev/null; \
-	{ $(WARM) exhaustive,longest,states,census,atlas,random > /dev/null & \
-	$(WARM) ancestors,extend,deals,cycles,construct > /dev/null && wait $$!; } && $(WARM) climb > /dev/null && \
+	{ $(WARM) sweep > /dev/null & $(WARM) backward > /dev/null && wait $$!; } && $(WARM) both > /dev/null && \
 	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder; code=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s of wall time"; exit $$code
 

@@ -18,7 +18,7 @@ from kernels.dealspace import DealSpace
 from kernels.decks import parse_deck
 from kernels.errors import BmnError
 from kernels.notation import format_deal, parse_deal
-from kernels.strategies import REGISTRY, STRATEGIES, Param, Search, Strategy, Table, get
+from kernels.strategies import REGISTRY, Param, Search, Strategy, Table, get
 from kernels.strategies.base import OPTIONAL_KEYS
 
 from .storage import refuse_credentials
@@ -28,9 +28,12 @@ EXECUTION_KEYS = ("out", "workers", "max_workers", "address", "time_limit", "pro
                   "shard_timeout", "device", "gpu_batch", "audit")
 DEVICES = ("auto", "cpu", "gpu")
 
-# Strategies with a table of their own parameters (`[climb] pool = ...`): the table's name is the
-# strategy's name.
-STRATEGY_TABLES = tuple(name for name, s in REGISTRY.items() if s.params)
+
+
+def strategy_tables() -> tuple[str, ...]:
+    """The strategies with a table of their own parameters (`[climb] pool = ...`): the table's name is the
+    strategy's name."""
+    return tuple(name for name, s in REGISTRY.items() if s.params)
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,7 @@ class SearchConfig:
     def identity(self) -> dict:
         """What determines the results: everything but the execution keys."""
         ident = {k: v for k, v in self.to_json().items() if k not in EXECUTION_KEYS}
-        for name in STRATEGY_TABLES:
+        for name in strategy_tables():
             ident.pop(name, None)
         ident.pop("deals_file")  # the deals themselves are identified by input_sha256
         ident["strategy_params"] = self.strategy_def.identity(self.table())
@@ -135,7 +138,7 @@ class SearchConfig:
         values = asdict(replace(self, tables={}))
         values.pop("input_deals")
         values.pop("tables")
-        for name in STRATEGY_TABLES:
+        for name in strategy_tables():
             values[name] = self.tables[name].keys() if name in self.tables else {}
         return values
 
@@ -165,7 +168,7 @@ def build_config(values: dict, where: str = "config") -> SearchConfig:
 
 
 def _checked(values: dict, where: str) -> SearchConfig:
-    tables = {key: _table(key, values[key], where) for key in STRATEGY_TABLES if key in values}
+    tables = {key: _table(key, values[key], where) for key in strategy_tables() if key in values}
     plain = {key: KEYS[key].coerce(value, where) for key, value in values.items() if key in KEYS}
     if plain.get("split") is not None and "players" not in values:
         plain["players"] = len(plain["split"])  # a split names the players: 18,17,17 is three hands
@@ -175,7 +178,7 @@ def _checked(values: dict, where: str) -> SearchConfig:
 
 
 def _top_level_keys() -> set[str]:
-    return ({f.name for f in fields(SearchConfig)} - {"input_deals", "tables"}) | set(STRATEGY_TABLES)
+    return ({f.name for f in fields(SearchConfig)} - {"input_deals", "tables"}) | set(strategy_tables())
 
 
 def _table(name: str, value: Any, where: str) -> Table:
@@ -222,8 +225,8 @@ KEYS: dict[str, Param] = {p.name: p for p in (
 def check(config: SearchConfig, where: str = "config") -> None:
     """What no single key can say is refused here, before any work starts (each key's kind and bounds
     are KEYS' business)."""
-    if config.strategy not in STRATEGIES:
-        raise BmnError(f"{where}: unknown strategy {config.strategy!r}; choose one of {', '.join(STRATEGIES)}")
+    if config.strategy not in REGISTRY:
+        raise BmnError(f"{where}: unknown strategy {config.strategy!r}; choose one of {', '.join(REGISTRY)}")
     strategy = config.strategy_def
     space = config.space()  # raises for a bad deck, split or player count
     for key in OPTIONAL_KEYS:
@@ -319,7 +322,7 @@ def from_json(values: dict) -> SearchConfig:
     if not isinstance(values, dict):
         raise BmnError("run.json: the config is not a table")
     plain = {k: v for k, v in values.items() if k in KEYS}
-    tables = {k: values[k] for k in STRATEGY_TABLES if values.get(k)}
+    tables = {k: values[k] for k in strategy_tables() if values.get(k)}
     return _checked({**plain, **tables}, "run.json")
 
 

@@ -3,8 +3,12 @@
 Run by both cloud launchers on every worker node before its actors start (configs/cluster-aws.yaml:
 worker_start_ray_commands; configs/rayjob.yaml: an init container sharing the cache volume):
 
-    python /home/ray/bmn/configs/warm_kernels.py [DECK [SPLIT]] [--only NAME,...]   # default: standard,
-                                                        # 26,26, every strategy
+    python /home/ray/bmn/configs/warm_kernels.py [DECK [SPLIT]] [--only NAME,... | --group GROUP]
+                                   # default: standard, 26,26, every strategy
+
+`--group` names one of the strategies' warm-up groups (kernels/strategies/base.py WARM_GROUPS, each
+strategy's `warm_group`): `make test` warms the two that share no kernel side by side, then the
+third, which uses both.
 
 Numba keys a cached kernel by the CPU it was compiled for, so the cache is made on the node that
 uses it (for its own CPU, with every instruction that CPU has) instead of in the image. Each
@@ -25,8 +29,19 @@ def main(argv: list[str]) -> int:
     from kernels.decks import parse_deck
     from kernels.strategies import REGISTRY
 
+    from kernels.strategies.base import WARM_GROUPS
+
     only = None
-    if "--only" in argv:  # --only NAME,NAME: those strategies' kernels (a node that runs one strategy)
+    if "--group" in argv:  # --group GROUP: the strategies of one warm-up group
+        at = argv.index("--group")
+        group = argv[at + 1] if at + 1 < len(argv) else ""
+        argv = argv[:at] + argv[at + 2:]
+        if group not in WARM_GROUPS:
+            print(f"warm_kernels: --group takes one of {', '.join(WARM_GROUPS)}, got {group or 'none'}",
+                  file=sys.stderr)
+            return 2
+        only = [name for name, strategy in REGISTRY.items() if strategy.warm_group == group]
+    elif "--only" in argv:  # --only NAME,NAME: those strategies' kernels (a node that runs one strategy)
         at = argv.index("--only")
         only = argv[at + 1].split(",") if at + 1 < len(argv) else []
         argv = argv[:at] + argv[at + 2:]

@@ -42,6 +42,17 @@ def make_config(out, **values):
     return resolve(build_config({"out": str(out), **values}))
 
 
+def example_config(strategy: Strategy, tmp: Path):
+    """The config of a strategy's example search, its deals file (if it reads one) written in `tmp`."""
+    example = strategy.example
+    values = {**example.search, "strategy": strategy.name, **({strategy.name: example.table} if example.table else {})}
+    if example.deals:
+        path = tmp / f"{strategy.name}.txt"
+        path.write_text("\n".join(example.deals) + "\n")
+        values["deals_file"] = str(path)
+    return make_config(tmp / strategy.name, **values)
+
+
 def tables_of(uri) -> dict[str, pa.Table]:
     return build_tables(read_contents(RunStore(str(uri))))
 

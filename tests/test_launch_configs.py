@@ -626,28 +626,40 @@ def test_dockerfile_builds_and_holds_what_the_launchers_use(tmp_path):
 
 def test_warm_kernels_compiles_every_strategy_or_those_named():
     """configs/warm_kernels.py, which the launchers run on every worker node (and `make test` before the
-    suite): every strategy's warm-up by default, or those of --only; a name it does not know is one
-    sentence and exit 2."""
+    suite): every strategy's warm-up by default, those of --only, or those of a warm-up group; a name it
+    does not know is one sentence and exit 2."""
     import sys
+
+    from kernels.strategies import REGISTRY
 
     script = [sys.executable, str(CONFIGS / "warm_kernels.py")]
     done = subprocess.run([*script, "0:6,1:2,2:2", "--only", "random,states"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     ready = re.findall(r"warm_kernels: (\w+) ready in", done.stdout)
     assert ready == ["random", "states"] and "warm_kernels: 0:6,1:2,2:2 5,5 in" in done.stdout
+    done = subprocess.run([*script, "0:6,1:2,2:2", "--group", "both"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    both = [name for name, s in REGISTRY.items() if s.warm_group == "both"]
+    assert both and re.findall(r"warm_kernels: (\w+) ready in", done.stdout) == both
     done = subprocess.run([*script, "--only", "random,nope"], capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "got ['nope']" in done.stderr
+    done = subprocess.run([*script, "--group", "gpu"], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "got gpu" in done.stderr
 
 
 def test_make_test_warms_every_strategy():
-    """`make test` compiles every strategy's kernels before the suite (two processes at once, then one):
-    between them, the strategies they name are all of the registry's, each once; before them, it
-    byte-compiles the project's modules."""
+    """`make test` compiles every strategy's kernels before the suite, by warm-up group (two processes at
+    once, then the group that uses both): every strategy names one of the groups the recipe warms, so a
+    new strategy is warmed without a change here; before them, it byte-compiles the project's modules."""
     from kernels.strategies import REGISTRY
+    from kernels.strategies.base import WARM_GROUPS
 
     recipe = (ROOT / "Makefile").read_text().split("\ntest:", 1)[1].split("\n\n", 1)[0]
-    named = [name for group in re.findall(r"\$\(WARM\) ([\w,]+)", recipe) for name in group.split(",")]
-    assert len(re.findall(r"\$\(WARM\) ", recipe)) == 3 and sorted(named) == sorted(REGISTRY)
+    groups = re.findall(r"\$\(WARM\) (\w+)", recipe)
+    assert "WARM := $(VENV)/bin/python configs/warm_kernels.py --group" in (ROOT / "Makefile").read_text()
+    assert groups == list(WARM_GROUPS) and recipe.index("wait") < recipe.index("$(WARM) both")
+    for name, strategy in REGISTRY.items():
+        assert strategy.warm_group in WARM_GROUPS, f"the {name} strategy names no warm-up group"
     # and byte-compiles the project's modules first, for the processes that import them (which may not write .pyc)
     compiled = re.search(r"-m compileall -q ([\w ]+?) >", recipe)
     assert compiled and {"kernels", "cluster", "tests"} <= set(compiled.group(1).split())

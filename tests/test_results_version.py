@@ -1,8 +1,10 @@
-"""The results of a small search of every strategy are pinned (tests/data/results_pins.json).
+"""The results of every strategy's example search (its `example`, kernels/strategies/base.py `Example`)
+are pinned by the strategy itself (`example.pin`).
 
 A change to the kernels that changes any of them (the random stream, an engine's counts, a
 strategy's logic) must also bump kernels.RESULTS_VERSION, so that `bmn resume` refuses to mix the
-old and the new computation in one run; then regenerate the pins:
+old and the new computation in one run; then regenerate the pins (each written into its strategy's
+module, as is a new strategy's first one):
     .venv/bin/python tests/test_results_version.py
 and the digests of the larger cluster tests' tables (tests/data/table_pins.json), which those tests
 then fail to find, saying so:
@@ -12,6 +14,7 @@ then fail to find, saying so:
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import sys
 from pathlib import Path
@@ -20,62 +23,52 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from kernels import RESULTS_VERSION  # noqa: E402
+from kernels.strategies import REGISTRY, Strategy  # noqa: E402
 
-from cluster_helpers import DETERMINISTIC_SHARD_COLUMNS, direct_tables, make_config, unlabelled  # noqa: E402
-from helpers import CASELLA, DATA  # noqa: E402
-
-PINS = DATA / "results_pins.json"
-SMALL = {
-    "random": dict(strategy="random", deals=40_000, shard_size=10_000, min_cards=900, seed=3),
-    "exhaustive": dict(strategy="exhaustive", deck="0:10,1:3,2:1", shard_size=1000, min_cards=40),
-    "climb": dict(strategy="climb", deals=40_000, shard_size=20_000, min_cards=1200, seed=3,
-                  climb={"pool": 10_000, "top": 2, "max_states": 5_000}),
-    "longest": dict(strategy="longest", deals=40_000, shard_size=20_000, min_cards=1200, seed=3,
-                    longest={"round_deals": 10_000, "per_root": 2_000}),
-    "deals": dict(strategy="deals", min_cards=0, shard_size=2),
-    "extend": dict(strategy="extend", min_cards=0, shard_size=2, extend={"max_states": 5_000}),
-    "ancestors": dict(strategy="ancestors", deal=CASELLA, ancestors={"parts": 2}),
-    "census": dict(strategy="census", deck="0:6,1:2,2:2", shard_size=5000, census={"decks": ["0:4,1:2,2:2"]}),
-    "atlas": dict(strategy="atlas", deck="1:2,2:2,3:2", shard_size=20_000, min_cards=40,
-                  atlas={"plain": "0:8", "census": True, "census_max_states": 500_000}),
-    "states": dict(strategy="states", deck="0:8,1:2,2:2,3:2", deals=40_000, shard_size=10_000, seed=3),
-    "cycles": dict(strategy="cycles", deck="0:8,1:2,2:2,3:2,4:2", seed=3,
-                   cycles={"beams": 2, "tries": 8_000, "seed_plain": 6, "seed_states": 4_000, "variations": 300}),
-    "construct": dict(strategy="construct", deck="0:6,1:2,2:2,3:2,4:2", construct={"max_states": 100_000}),
-}
-INPUTS = ["-J------Q------AAA-----QQ-/K----JA-----------KQ-K-JJK", CASELLA,
-          "Q-Q-Q--J------J---K----AA-/---K-JA----Q-K--J-A------K"]
+from cluster_helpers import DETERMINISTIC_SHARD_COLUMNS, direct_tables, example_config, unlabelled  # noqa: E402
 
 
-def digest(name: str, tmp: Path) -> str:
-    values = dict(SMALL[name])
-    if name in ("deals", "extend"):
-        path = tmp / f"{name}.txt"
-        path.write_text("\n".join(INPUTS) + "\n")
-        values["deals_file"] = str(path)
-    tables = direct_tables(make_config(tmp / name, **values))
+def digest(strategy: Strategy, tmp: Path) -> str:
+    """The sha256 of the tables of the strategy's example search (what its pin holds)."""
+    tables = direct_tables(example_config(strategy, tmp))
     tables["cycles"] = unlabelled(tables["cycles"])  # (the catalogue's labels are not results)
     parts = [tables[t].to_pylist() for t in ("games", "cycles", "histogram")]
     parts.append(tables["shards"].select(DETERMINISTIC_SHARD_COLUMNS).to_pylist())
-    if tables["atlas"].num_rows:
-        parts.append(tables["atlas"].drop_columns(["cpu_s", "deals_per_s"]).to_pylist())
+    own = tables.get(strategy.own_table)
+    if own is not None and own.num_rows:
+        parts.append(own.drop_columns([c for c in ("cpu_s", "deals_per_s") if c in own.column_names]).to_pylist())
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def test_every_strategy_is_pinned():
-    from kernels.strategies import STRATEGIES
+def test_every_strategy_declares_an_example_and_its_pin():
+    for name, strategy in REGISTRY.items():
+        assert strategy.example is not None, f"the {name} strategy declares no example search"
+        assert len(strategy.example.pin) == 64, (f"the {name} strategy's example has no pin: write it with "
+                                                  f"python tests/test_results_version.py")
 
-    assert set(SMALL) == set(STRATEGIES)
 
-
-@pytest.mark.parametrize("name", sorted(SMALL))
+@pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_results_are_those_of_this_results_version(name, tmp_path):
-    pins = json.loads(PINS.read_text())
-    assert pins["results_version"] == RESULTS_VERSION, "regenerate the pins after bumping RESULTS_VERSION"
-    assert digest(name, tmp_path) == pins[name], (
+    strategy = REGISTRY[name]
+    assert digest(strategy, tmp_path) == strategy.example.pin, (
         f"the {name} strategy now computes other results: bump kernels.RESULTS_VERSION and regenerate "
         f"the pins (python tests/test_results_version.py)")
+
+
+def write_pins(tmp: Path) -> list[str]:
+    """Each strategy's pin computed afresh and written into its module where it differs: the modules changed."""
+    changed = []
+    for name, strategy in REGISTRY.items():
+        pin = digest(strategy, tmp)
+        if pin == strategy.example.pin:
+            continue
+        path = Path(inspect.getsourcefile(type(strategy)))
+        text = path.read_text()
+        old = f'pin="{strategy.example.pin}"'
+        assert text.count(old) == 1, f"{path}: the example's pin is written as {old}, once"
+        path.write_text(text.replace(old, f'pin="{pin}"'))
+        changed.append(str(path))
+    return changed
 
 
 def test_the_cluster_tests_pins_hold_their_tables_and_say_when_they_are_missing(tmp_path, monkeypatch):
@@ -88,7 +81,7 @@ def test_the_cluster_tests_pins_hold_their_tables_and_say_when_they_are_missing(
     pins = tmp_path / "pins.json"
     pins.write_text("{}")
     monkeypatch.setattr(cluster_helpers, "TABLE_PINS", pins)
-    config = make_config(tmp_path / "run", **SMALL["random"])
+    config = example_config(REGISTRY["random"], tmp_path)
     tables = direct_tables(config)
     with pytest.raises(pytest.fail.Exception, match=f"no pin {tables_digest(tables)} for the config {config.fingerprint()}"):
         assert_kernels_tables(tables, config)
@@ -109,6 +102,5 @@ if __name__ == "__main__":
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        pins = {"results_version": RESULTS_VERSION, **{n: digest(n, Path(tmp)) for n in sorted(SMALL)}}
-    PINS.write_text(json.dumps(pins, indent=1, sort_keys=True) + "\n")
-    print(f"wrote {PINS}")
+        for path in write_pins(Path(tmp)):
+            print(f"wrote the pin in {path}")

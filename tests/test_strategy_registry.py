@@ -19,6 +19,7 @@ from kernels.strategies.census import CensusShard
 from kernels.strategies.deals import DealsShard
 from kernels.strategies.exhaustive import ExhaustiveShard
 
+from cluster_helpers import example_config
 from helpers import CASELLA, STANDARD, space
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,14 +64,17 @@ def test_an_error_inside_a_shard_is_not_taken_for_a_users_mistake():
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_every_strategy_is_declared_completely(name):
-    """Defaults pass their own checks, an example config exists, and the README lists it."""
+    """Defaults pass their own checks, an example config exists, and docs/strategies.md's table shows its
+    summary as its row."""
     strategy = REGISTRY[name]
     assert strategy.name == name and strategy.summary
     assert strategy.table({}) == strategy.Table() and issubclass(strategy.Params, ShardParams)
     assert [p.name for p in strategy.params] == [f.name for f in dataclasses.fields(strategy.Table)]
     assert set(strategy.keys) <= set(OPTIONAL_KEYS)
     assert (ROOT / "configs" / f"{name}.toml").exists()
-    assert f"`{name}`" in (ROOT / "README.md").read_text()
+    table = (ROOT / "docs" / "strategies.md").read_text()
+    rows = dict(re.findall(r"^\| `(\w+)` \| (.+?) \| `configs/\w+\.toml` \|$", table, re.M))
+    assert rows.get(name) == strategy.summary, f"docs/strategies.md, The strategies: the {name} row"
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
@@ -85,34 +89,18 @@ def test_the_cluster_never_branches_on_a_strategy_name():
     assert len(hits) <= 3, hits
 
 
-# A notebook's way to each strategy, from `kernels` alone: the search's plain values and the strategy's
+# A notebook's way to each strategy, from `kernels` alone: its example search's plain values and its
 # table (keys as a config's [name] table gives them), planned and shard 0 played in a process that
 # imports neither the cluster, Ray nor pyarrow.
-NOTEBOOK = {
-    "exhaustive": (dict(deck="0:4,1:2,2:2", shard_size=100, min_cards=10), {}),
-    "random": (dict(deals=400, shard_size=200, min_cards=100), {}),
-    "climb": (dict(deck="0:8,1:2,2:2,3:2", deals=200, shard_size=200, min_cards=20),
-              dict(pool=100, top=1, max_states=64)),
-    "longest": (dict(deck="0:8,1:2,2:2,3:2", deals=200, shard_size=200, min_cards=20),
-                dict(round_deals=100, max_climbs=2, root_cards=8, per_root=64)),
-    "extend": (dict(input_deals=("-J--Q-/K-----",), min_cards=0), dict(max_states=64)),
-    "ancestors": (dict(deck="0:6,1:2,2:2", deal="Q-J--/-Q-J-"), dict(parts=2)),
-    "deals": (dict(input_deals=("-J--Q-/K-----", "Q-J--/-Q-J-"), min_cards=0), {}),
-    "census": (dict(deck="0:4,1:1,2:1", shard_size=50), {}),
-    "cycles": (dict(deck="0:8,1:2,2:2"), dict(beams=2, tries=300, seed_states=200, max_states=64)),
-    "states": (dict(deck="0:6,1:2,2:2", deals=2_000, shard_size=1_000), {}),
-    "atlas": (dict(deck="1:1,2:1", min_cards=0), dict(plain="0:4", census=True)),
-    "construct": (dict(deck="0:6,1:2,2:2"), dict(max_states=64)),
-}
-
 PLAY = """
 import json, sys
 from kernels.strategies import REGISTRY, Search, codec, run_shard
 out = {}
-for name, (search, table) in json.loads(sys.argv[1]).items():
-    search = Search(**{k: tuple(v) if isinstance(v, list) else v for k, v in search.items()})
-    strategy = REGISTRY[name]
-    table = strategy.table(table)
+for name, strategy in REGISTRY.items():
+    example = strategy.example
+    search = Search(**{k: tuple(v) if isinstance(v, list) else v for k, v in example.search.items()},
+                    input_deals=example.deals)
+    table = strategy.table(example.table)
     space = strategy.deal_space(search, table)
     strategy.check(search, space, table, "notebook")
     plan = strategy.plan(search, space, table)
@@ -129,27 +117,20 @@ def test_every_strategy_plans_and_plays_a_shard_from_kernels_alone(tmp_path):
     import subprocess
     import sys
 
-    from cluster.config import build_config, resolve
     from cluster.plan import Plan
     from cluster.worker import run_shard as worker_run_shard
     from kernels.strategies import codec
 
-    assert set(NOTEBOOK) == set(REGISTRY)
-    done = subprocess.run([sys.executable, "-c", PLAY, json.dumps(NOTEBOOK)], capture_output=True, text=True,
-                          timeout=600, cwd=ROOT)
+    done = subprocess.run([sys.executable, "-c", PLAY], capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()
     played, imported = json.loads(lines[0]), lines[1]
     assert imported == "[]"  # neither the cluster, Ray nor pyarrow
-    for name, (search, table) in NOTEBOOK.items():
+    assert set(played) == set(REGISTRY)
+    for name, strategy in REGISTRY.items():
         count, params, deals, played_deals, candidates = played[name]
         # The same shard as the cluster's plan of the same search makes, and the same result as its worker's.
-        values = {k: v for k, v in search.items() if k != "input_deals"}
-        if "input_deals" in search:
-            path = tmp_path / f"{name}.txt"
-            path.write_text("\n".join(search["input_deals"]) + "\n")
-            values["deals_file"] = str(path)
-        config = resolve(build_config({"strategy": name, **values, **({name: table} if table else {}), "progress": False}))
+        config = example_config(strategy, tmp_path)
         plan = Plan(config)
         assert (plan.count, codec.encode(plan.shard(0).params), list(plan.shard(0).deals)) == (count, params, deals), name
         result = worker_run_shard(config.deck, plan.space.split, plan.shard(0))

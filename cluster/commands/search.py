@@ -9,7 +9,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
-from kernels.strategies import STRATEGIES
+from kernels.strategies import REGISTRY
 
 from ..config import EXECUTION_KEYS, SearchConfig, build_config, load_toml, readers, resolve, with_execution
 from ..known import summary as known_summary
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 FLAGS = [
     ("--out", "out", str, "run directory or URI (s3://bucket/prefix) for the tables"),
-    ("--strategy", "strategy", str, ", ".join(STRATEGIES)),
+    ("--strategy", "strategy", str, ", ".join(REGISTRY)),
     ("--deck", "deck", str, "standard, camicia or VALUE:COUNT,..."),
     ("--players", "players", int, "number of hands (equal split)"),
     ("--split", "split", str, "hand sizes, e.g. 26,26"),

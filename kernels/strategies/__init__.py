@@ -1,10 +1,12 @@
 """Search strategies, one module each, found by name through this registry.
 
 Each module holds its kernels (or calls the shared sweep kernel), its public wrapper `run_<name>`
-and one `Strategy` object (kernels/strategies/base.py) declaring its config table and its shards'
-parameters as typed values, how a search is cut into shards, what a shard runs and how it warms up.
-The cluster reads strategies only through `get(name)`. Adding a strategy: one module, one line
-below, one example config, its tests.
+and one `Strategy` object, `STRATEGY` (kernels/strategies/base.py), declaring its config table and
+its shards' parameters as typed values, how a search is cut into shards, what a shard runs, how it
+warms up, its example search and what a run of it shows. The registry is every module of this
+package that holds a `STRATEGY`, found when the package is imported: adding a strategy is its
+module, its example config, its tests and its docs section (docs/development.md, "Adding a
+strategy"); nothing else names it. The cluster reads strategies only through `get(name)`.
 
 Every strategy is deterministic: the same (strategy, parameters, seed, shard) gives the same
 result on any machine.
@@ -12,51 +14,51 @@ result on any machine.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 from ..dealspace import DealSpace
 from ..errors import BmnError
-from . import ancestors, atlas, census, climb, construct, cycles, deals, exhaustive, extend, longest, random, states
-from .ancestors import run_ancestors
-from .atlas import run_atlas
-from .base import Param, Search, Shard, ShardParams, ShardPlan, Strategy, Table
-from .climb import run_climb
-from .construct import run_construct
-from .deals import run_deals
-from .extend import run_extend
-from .longest import run_longest
-from .states import run_states
-from ..sweep import run_exhaustive, run_random
+from .base import Example, Param, Search, Shard, ShardParams, ShardPlan, Strategy, Table
 from ..tally import Candidate, CycleRow, ShardResult
 
-REGISTRY: dict[str, Strategy] = {s.name: s for s in (
-    exhaustive.STRATEGY,
-    random.STRATEGY,
-    climb.STRATEGY,
-    longest.STRATEGY,
-    extend.STRATEGY,
-    ancestors.STRATEGY,
-    deals.STRATEGY,
-    census.STRATEGY,
-    cycles.STRATEGY,
-    states.STRATEGY,
-    atlas.STRATEGY,
-    construct.STRATEGY,
-)}
-STRATEGIES = tuple(REGISTRY)
+
+def discover(path=None, package: str = __name__) -> dict[str, Strategy]:
+    """Every strategy of the modules in `path` (this package's folders by default), by name, in name
+    order: each module's `STRATEGY`, checked to be a Strategy whose name is its module's."""
+    found: dict[str, Strategy] = {}
+    for info in sorted(pkgutil.iter_modules(__path__ if path is None else path), key=lambda m: m.name):
+        strategy = getattr(importlib.import_module(f"{package}.{info.name}"), "STRATEGY", None)
+        if strategy is None:
+            continue
+        if not isinstance(strategy, Strategy) or strategy.name != info.name:
+            raise TypeError(f"{package}.{info.name}.STRATEGY must be a Strategy named {info.name!r}")
+        found[strategy.name] = strategy
+    return found
+
+
+REGISTRY: dict[str, Strategy] = discover()
+# Each strategy's public wrapper, `run_<name>`, from its module (`from kernels.strategies import run_climb`).
+RUNNERS = {f"run_{name}": getattr(importlib.import_module(type(s).__module__), f"run_{name}")
+           for name, s in REGISTRY.items()}
+globals().update(RUNNERS)
 
 __all__ = [
-    "Candidate", "CycleRow", "Param", "REGISTRY", "STRATEGIES", "Search", "Shard", "ShardParams", "ShardPlan",
-    "ShardResult", "Strategy", "Table", "get",
-    "run_ancestors", "run_atlas", "run_climb", "run_construct", "run_deals", "run_exhaustive", "run_extend", "run_longest", "run_random", "run_shard",
-    "run_shard_batch",
-    "run_states",
+    "Candidate", "CycleRow", "Example", "Param", "REGISTRY", "Search", "Shard", "ShardParams", "ShardPlan",
+    "ShardResult", "Strategy", "Table", "discover", "get", "names", "run_shard", "run_shard_batch", *RUNNERS,
 ]
+
+
+def names() -> tuple[str, ...]:
+    """The strategies' names, as the registry holds them now."""
+    return tuple(REGISTRY)
 
 
 def get(name: str) -> Strategy:
     try:
         return REGISTRY[name]
     except KeyError:
-        raise BmnError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}") from None
+        raise BmnError(f"unknown strategy {name!r}; choose one of {', '.join(REGISTRY)}") from None
 
 
 def run_shard(space: DealSpace, shard: Shard, device: str = "cpu") -> ShardResult:

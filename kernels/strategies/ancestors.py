@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..backward import DEFAULT_MAX_STATES, ancestors
 from ..notation import parse_deal
-from .base import Shard, ShardParams, ShardPlan, Strategy, Table, key, keys_of
+from .base import Example, Shard, ShardParams, ShardPlan, Strategy, Table, key, keys_of
 from .deals import CASELLA
 from ..tally import ShardResult, tally_games
 
@@ -43,6 +43,12 @@ class AncestorsShard(ShardParams, keys_of(AncestorsTable)):
 class Ancestors(Strategy):
     name = "ancestors"
     summary = "every balanced deal entering a cycle, the cycle's states cut into parts"
+    example = Example(
+        search=dict(deal=CASELLA),
+        table=dict(parts=2),
+        pin="0a8fada7472176b27a8f54e289b6af5bc81e96a81a459eccae62c27082f77468",
+    )
+    warm_group = "backward"
     Table = AncestorsTable
     Params = AncestorsShard
     keys = frozenset({"deal"})

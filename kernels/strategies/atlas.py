@@ -42,7 +42,7 @@ from ..engines import pick_engine
 from ..errors import BmnError
 from ..notation import MAX_CARDS
 from ..sweep import run_random
-from .base import Search, Shard, ShardParams, ShardPlan, Strategy, Table, bounds, key, shards_of, unsaid
+from .base import Example, Search, Shard, ShardParams, ShardPlan, Strategy, Table, bounds, key, shards_of, unsaid
 from .census import play_states, splits_of
 from .exhaustive import MAX_STORED_RANK
 from .states import run_states
@@ -271,7 +271,15 @@ def run_atlas(deck: str, split, lo: int, hi: int, balanced: bool, basins: bool, 
 class Atlas(Strategy):
     name = "atlas"
     own_table = "atlas"  # cluster/atlas.py builds it; `bmn atlas RUN` prints it
-    summary = "each deck of a family (penalty cards, plain cards from A to B): every deal of the small decks, random deals and states of the large ones"
+    summary = ("each deck of a family (the run's penalty cards with plain-card counts A to B): every deal of the decks "
+               "within reach, and with `census` every state of the small ones; past `exact_max_deals`, random balanced "
+               "deals and random states, each rate with its 95% interval: table rows per deck")
+    example = Example(
+        search=dict(deck="1:2,2:2,3:2", shard_size=20_000, min_cards=40),
+        table=dict(plain="0:8", census=True, census_max_states=500_000),
+        pin="5544bc42a3899e26d04961cf8af3ae039b077a16e10a2d656bd81c85ed630429",
+    )
+    warm_group = "sweep"
     Table = AtlasTable
     Params = AtlasShard
 

@@ -225,7 +225,7 @@ def keys_of(table: type) -> type:
     """A strategy's table keys as plain fields (their defaults, and whether each is left unsaid at it), for a
     shard's Params to take beside its own: the Params copy the table's keys, they are not a table."""
     hints = typing.get_type_hints(table)
-    copied = [(f.name, hints[f.name], field(default=f.default, metadata={UNSAID: True} if f.metadata.get(UNSAID) else {}))
+    copied = [(f.name, hints[f.name], field(default=f.default, metadata={UNSAID: f.metadata.get(UNSAID, False)}))
               for f in fields(table) if PARAM in f.metadata]
     keys = make_dataclass(f"{table.__name__.removesuffix('Table')}Keys", copied, frozen=True, kw_only=True)
     keys.__module__ = table.__module__
@@ -349,9 +349,28 @@ class ShardPlan:
         return self._make(k)
 
 
+# The warm-up groups (`make test` and configs/warm_kernels.py --group): the sweep's kernels and backward
+# play's share none, so their groups compile side by side; "both" uses the two, so it warms after them.
+WARM_GROUPS = ("sweep", "backward", "both")
+
+
+@dataclass(frozen=True)
+class Example:
+    """A small search of a strategy, declared once by it: what the tests run of every strategy (the
+    results pins: tests/test_results_version.py; its first shard planned and played from `kernels` alone,
+    as a notebook would: tests/test_strategy_registry.py)."""
+
+    search: dict  # the config's top-level keys besides `strategy` (deck, deals, shard_size, seed, deal, ...)
+    table: dict = field(default_factory=dict)  # its [name] table's keys
+    deals: tuple[str, ...] = ()  # a deals file's deals, for a strategy that reads one
+    pin: str = ""  # the sha256 of the tables the example's run builds, at kernels.RESULTS_VERSION
+
+
 class Strategy:
     name: str = ""
-    summary: str = ""  # one line: what a shard does
+    summary: str = ""  # one line: what a shard does (its row of docs/strategies.md's table)
+    example: Example | None = None  # its small search for the tests
+    warm_group: str = ""  # one of WARM_GROUPS: the kernels its warm-up compiles
     Table: type[Table] = NoTable  # its config table's typed value
     Params: type[ShardParams] = ShardParams  # what one of its shards computes
     keys: frozenset[str] = frozenset()  # of OPTIONAL_KEYS

@@ -32,7 +32,7 @@ from ..dealspace import DealSpace, _multinomial
 from ..decks import parse_deck, parse_split
 from ..errors import BmnError
 from ..notation import parse_deal
-from .base import Search, Shard, ShardParams, ShardPlan, Strategy, Table, key, shards_of
+from .base import Example, Search, Shard, ShardParams, ShardPlan, Strategy, Table, key, shards_of
 from ..sweep import NO_FINITE, run_exhaustive
 from ..tally import Candidate, CycleRow, ShardResult
 
@@ -121,7 +121,14 @@ def run_census(deck: str, split, lo: int, hi: int, balanced: bool) -> ShardResul
 
 class Census(Strategy):
     name = "census"
-    summary = "every trick-boundary state of small decks: every cycle with its basin and balanced deals"
+    summary = ("every trick-boundary state of small decks (every split, a rank range of one split per shard): every "
+               "cycle with its basin and its balanced deals")
+    example = Example(
+        search=dict(deck="0:6,1:2,2:2", shard_size=5000),
+        table=dict(decks=["0:4,1:2,2:2"]),
+        pin="ae982743be77eeef566e50a97c5ea9225f0e3737ad5283a9c0a164f62f87fc4e",
+    )
+    warm_group = "sweep"
     unit = "states"  # (its finite games are tallied for the balanced split only)
     Table = CensusTable
     Params = CensusShard

@@ -36,7 +36,7 @@ from ..backward import extend
 from ..dealspace import DealSpace
 from ..errors import BmnError
 from ..notation import parse_deal
-from .base import StreamShard, StreamShards, Table, key, keys_of
+from .base import Example, StreamShard, StreamShards, Table, key, keys_of
 from .rounds import Rounds
 from ..tally import ShardResult
 
@@ -104,6 +104,12 @@ def _threshold(histogram: np.ndarray, k: int) -> int:
 class Climb(StreamShards):
     name = "climb"
     summary = "rounds of random deals; the longest climbed by backward play to the longest deal merging into them"
+    example = Example(
+        search=dict(deals=40_000, shard_size=20_000, min_cards=1200, seed=3),
+        table=dict(pool=10_000, top=2, max_states=5000),
+        pin="a1ef97b3656d1034f65d06e854c04cec1e7d446ec99be6a53f85b11eb1d1e675",
+    )
+    warm_group = "both"
     Table = ClimbTable
     Params = ClimbShard
     backward = True

@@ -40,7 +40,7 @@ from ..engines.reference import play_reference
 from ..errors import BmnError
 from ..notation import format_deal, parse_hand
 from ..play import play
-from .base import Shard, ShardParams, ShardPlan, Strategy, Table, key
+from .base import Example, Shard, ShardParams, ShardPlan, Strategy, Table, key
 from ..tally import Candidate, CycleRow, ShardResult
 
 
@@ -200,7 +200,15 @@ def _gene_choices(gene_sets, comps):
 
 class Construct(Strategy):
     name = "construct"
-    summary = "cycles built from independent pieces: hands of genes of a small-hand gadget, each cycle replayed and closed"
+    summary = ("cycles built, not waited for: every multiset of genes of a small-hand gadget (pieces of the big hand "
+               "that come back to themselves whatever lies under them) whose cards make the deck, in every order and "
+               "phase; each cycle replayed on the reference player and closed backwards")
+    example = Example(
+        search=dict(deck="0:6,1:2,2:2,3:2,4:2"),
+        table=dict(max_states=100_000),
+        pin="539cd8c959ec0fea512bddbbdfce75f0c3683d4214f8b40f0c0a44bb9ffcbfbe",
+    )
+    warm_group = "backward"
     Table = ConstructTable
     Params = ConstructShard
     unit = "hands"

@@ -13,7 +13,7 @@ from ..notation import format_deal, parse_deal
 from ..play import as_sequence, play_batch
 from dataclasses import dataclass
 
-from .base import Search, Shard, ShardParams, ShardPlan, Strategy, bounds, shards_of
+from .base import Example, Search, Shard, ShardParams, ShardPlan, Strategy, bounds, shards_of
 from ..tally import ShardResult, tally_games
 
 CASELLA = "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA"  # a cycle, for warming up
@@ -63,9 +63,21 @@ def input_plan(strategy: Strategy, search: Search, params) -> ShardPlan:
     return ShardPlan(shards_of(search.inputs(), search.shard_size), shard)
 
 
+# Three deals (the second a cycle): the deals and extend strategies' example.
+EXAMPLE_DEALS = ("-J------Q------AAA-----QQ-/K----JA-----------KQ-K-JJK",
+                 CASELLA,
+                 "Q-Q-Q--J------J---K----AA-/---K-JA----Q-K--J-A------K")
+
+
 class Deals(Strategy):
     name = "deals"
     summary = "plays an explicit list of deals: checking claims, re-scoring"
+    example = Example(
+        search=dict(min_cards=0, shard_size=2),
+        deals=EXAMPLE_DEALS,
+        pin="34d7528cf6420778a1ab8ee466c9c0efe74bfc2dbc6d18a8599d78ffe6690d17",
+    )
+    warm_group = "backward"
     keys = frozenset({"deals_file"})
     takes_deals_file = True
     Params = DealsShard

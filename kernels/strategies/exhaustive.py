@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..dealspace import DealSpace
 from ..errors import BmnError
-from .base import Search, Shard, ShardParams, ShardPlan, Strategy, bounds, shards_of
+from .base import Example, Search, Shard, ShardParams, ShardPlan, Strategy, bounds, shards_of
 from ..sweep import run_exhaustive, run_exhaustive_batch
 
 # The games table keeps a deal's rank as decimal128(38): ranks of at most 38 digits.
@@ -44,6 +44,11 @@ class ExhaustiveShard(ShardParams):
 class Exhaustive(Strategy):
     name = "exhaustive"
     summary = "every deal of a rank range, stepping from deal to deal; exact tables over small decks"
+    example = Example(
+        search=dict(deck="0:10,1:3,2:1", shard_size=1000, min_cards=40),
+        pin="e3763a7fb4347c81391af36644669a374dfee80ed0c66a276338b48d449b7dfe",
+    )
+    warm_group = "sweep"
     keys = frozenset({"range"})
     Params = ExhaustiveShard
     gpu = True

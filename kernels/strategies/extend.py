@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from ..backward import extend
 from ..notation import parse_deal
-from .base import Strategy, Table, bounds, key, keys_of
-from .deals import CASELLA, DealsShard, input_plan
+from .base import Example, Strategy, Table, bounds, key, keys_of
+from .deals import CASELLA, EXAMPLE_DEALS, DealsShard, input_plan
 from ..tally import ShardResult, tally_games
 
 
@@ -50,6 +50,13 @@ class ExtendShard(DealsShard, keys_of(ExtendTable)):
 class Extend(Strategy):
     name = "extend"
     summary = "backward play from every state of given long games: longer balanced deals through the same states"
+    example = Example(
+        search=dict(min_cards=0, shard_size=2),
+        table=dict(max_states=5000),
+        deals=EXAMPLE_DEALS,
+        pin="34dd728347cdd5c5783141efea78586f086ad220d4a7b8d81dfe1c2276602772",
+    )
+    warm_group = "backward"
     Table = ExtendTable
     Params = ExtendShard
     keys = frozenset({"deals_file"})

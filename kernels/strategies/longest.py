@@ -43,7 +43,7 @@ from ..engines import default_brent_start, new_workspace, play_rows as replay
 from ..errors import BmnError
 from ..game import N_FIELDS, GameResult
 from ..notation import format_deal, parse_deal
-from .base import StreamShard, StreamShards, Table, key, keys_of
+from .base import Example, StreamShard, StreamShards, Table, key, keys_of
 from .rounds import Rounds
 from ..sweep import engine_for
 from ..tally import ShardResult
@@ -164,8 +164,14 @@ def run_longest(space: DealSpace, seed: int, shard: int, count: int, *, min_card
 
 class Longest(StreamShards):
     name = "longest"
-    summary = ("rounds of random deals; every game near the shard's longest climbed by backward play from its "
-               "first cards")
+    summary = ("rounds of random deals; after each, every game within `delta` cards of the shard's longest climbed by "
+               "backward play from the states of its first `root_cards` cards")
+    example = Example(
+        search=dict(deals=40_000, shard_size=20_000, min_cards=1200, seed=3),
+        table=dict(round_deals=10_000, per_root=2000),
+        pin="07776f5d7c8e6e7382f55ebf3333d7aebf195e8f073f9be5d558a10e8767b03a",
+    )
+    warm_group = "sweep"
     Table = LongestTable
     Params = LongestShard
     backward = True

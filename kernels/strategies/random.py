@@ -8,13 +8,18 @@ sweep kernel (kernels/sweep/cpu.py).
 
 from __future__ import annotations
 
-from .base import StreamShard, StreamShards
+from .base import Example, StreamShard, StreamShards
 from ..sweep import run_random, run_random_batch
 
 
 class Random(StreamShards):
     name = "random"
     summary = "uniformly random deals from a counter-based stream keyed by (seed, shard)"
+    example = Example(
+        search=dict(deals=40_000, shard_size=10_000, min_cards=900, seed=3),
+        pin="526c680bc03e9dc76ee94b55eaceb00dd6437882903243f0fd010f1f07ec399c",
+    )
+    warm_group = "sweep"
     gpu = True
 
     def run(self, space, params: StreamShard, deals=(), device="cpu"):

@@ -32,7 +32,7 @@ from ..dealspace import DealSpace
 from ..decks import parse_deck
 from ..errors import BmnError
 from ..notation import parse_deal
-from .base import Shard, ShardParams, ShardPlan, StreamShards, Table, key, keys_of, shards_of
+from .base import Example, Shard, ShardParams, ShardPlan, StreamShards, Table, key, keys_of, shards_of
 from ..sweep import run_random_states, run_random_states_batch
 from ..tally import Candidate, CycleRow, ShardResult
 
@@ -88,7 +88,13 @@ class StatesShard(ShardParams, keys_of(StatesTable)):
 
 class States(StreamShards):
     name = "states"
-    summary = "random trick-boundary states (any hand sizes): every cycle met, with its backward closure"
+    summary = ("random trick-boundary states (a random order of the deck cut at a random place, hand 1 leading): every "
+               "cycle met, with its backward closure, its most nearly balanced state and its balanced deals")
+    example = Example(
+        search=dict(deck="0:8,1:2,2:2,3:2", deals=40_000, shard_size=10_000, seed=3),
+        pin="2e783447b4a284ae8928ffa224be3e406ebd7814d86a35f17728d28e60a507e1",
+    )
+    warm_group = "sweep"
     Table = StatesTable
     Params = StatesShard
     gpu = True

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 from ...decks import Deck, parse_deck
 from ...errors import BmnError
-from ..base import Shard, ShardParams, ShardPlan, Strategy, Table, key
+from ..base import Example, Shard, ShardParams, ShardPlan, Strategy, Table, key
 from ...tally import ShardResult
 from .beam import BARREN_DRAWS, Beam
 from .found import declare
@@ -112,7 +112,14 @@ def run_cycles(deck: Deck, seed: int, shard: int, params: Factory = FACTORY,
 
 class Cycles(Strategy):
     name = "cycles"
-    summary = "a cycle factory: cycles of small decks grown card by card into the deck's cycles"
+    summary = ("a cycle factory: cycles of a small seed deck grown card by card into cycles of the deck, one beam per "
+               "shard; every balanced deal entering each cycle found listed by backward play")
+    example = Example(
+        search=dict(deck="0:8,1:2,2:2,3:2,4:2", seed=3),
+        table=dict(beams=2, tries=8000, seed_plain=6, seed_states=4000, variations=300),
+        pin="22939f4c640753f76311b54885ffddfa798f0076d2fa61d05b608b92c419d445",
+    )
+    warm_group = "backward"
     Table = CyclesTable
     Params = CyclesShard
     keys = frozenset({"seed"})
