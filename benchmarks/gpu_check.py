@@ -239,13 +239,12 @@ def model_here(samples: list[str], games: int = 20_000) -> dict:
     from kernels.sweep import cuda as engine
 
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "warp_model.py"), "--games", str(games),
-                           "--module", "kernels.sweep.cuda", "--json"], capture_output=True, text=True, env=env,
-                          timeout=600, cwd=ROOT)
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "warp_model.py"), "--games", str(games), "--json"],
+                          capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
     if done.returncode:
         return dict(error=(done.stderr.strip().splitlines() or ["no output"])[-1][:300])
     model = json.loads(done.stdout)
-    figure = next(row["figure"] for row in model["rows"] if row["label"].endswith(": flat"))
+    figure = model["row"]["figure"]
     h200 = model["machine"]["multiprocessors"] * model["machine"]["clock_hz"]
     if engine.SIMULATOR:
         multiprocessors, clock_hz = model["machine"]["multiprocessors"], model["machine"]["clock_hz"]

@@ -1,11 +1,9 @@
 """What a GPU kernel of bmn costs, read from its SASS for sm_90 (no GPU needed).
 
-    python benchmarks/sass.py [KERNEL] [--module MODULE] [--functions MOD:NAME,...] [--json]
+    python benchmarks/sass.py [KERNEL] [--json]
 
-KERNEL is a name of the module's `KERNELS` table ({name: (function, signature)}): by default
-`kernels.engines.gpu` where it exists, else `kernels.sweep.cuda`; MODULE may also be a file at a
-commit, `COMMIT:path/to/module.py` (`84785db:kernels/engines/gpu.py`, the kernel before the flat loop),
-loaded from git into a temporary folder as a module of its package.
+KERNEL is a name of the shipped kernels' `KERNELS` table ({name: (function, signature)}) in
+kernels/sweep/cuda.py: random_sweep (the default), states_sweep or exhaustive_sweep.
 
 The kernel is compiled by numba-cuda to PTX with line information, assembled by ptxas (the
 `nvidia-cuda-nvcc-cu12` wheel) to a cubin for sm_90 and disassembled by nvdisasm (the
@@ -18,20 +16,19 @@ line (a wrapper around numba-cuda's lowering, numbered per file), and reads the 
 listing: the code is the same (only the line table differs), and every instruction gets its true
 file and line. Functions compiled apart (not inlined by Numba) keep their own file and plain lines.
 
-Three readings of the listing:
-- `profile`: each instruction attributed to the innermost of a list of functions (or of spans of
-  lines, `Span`) that holds its file and line, else to "other"; counts by instruction class.
+Two readings of the listing:
 - `regions`: for a kernel whose loop marks each kind of work with a comment `# @name` (checkpoint,
   refill, loop, take, segment, trick, finish, brent, end: kernels/sweep/cuda.py), the instructions of
-  each region (see its docstring).
-- `registers` / `resources`: ptxas's register count, stack, spills and shared memory.
+  each region (see its docstring); `attribute` gives each instruction the innermost of a list of
+  functions or spans of lines (`Span`) that holds its file and line (warp_model.py weighs dealing's
+  branches so).
+- `resources`: ptxas's register count, stack, spills and shared memory.
 
 Every opcode is put in a *class* (OPCODES), each class in a pipe with its rate on sm_90 in
 warp-instructions per clock per multiprocessor (CLASSES), from the arithmetic-instruction throughput
 table of NVIDIA's CUDA C++ Programming Guide for compute capability 9.0; an opcode not in the table
-raises `UnknownOpcode`. Counts are static: every instruction of a function or region, each branch of
-it included, which is what a warp whose lanes take different branches issues. warp_model.py turns
-them into cycles.
+raises `UnknownOpcode`. Counts are static: every instruction of a region, each branch of it included,
+which is what a warp whose lanes take different branches issues. warp_model.py turns them into cycles.
 """
 
 from __future__ import annotations
@@ -41,14 +38,12 @@ import contextlib
 import hashlib
 import importlib
 import inspect
-import io
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 from collections import Counter
 from functools import cache
@@ -59,7 +54,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 ARCH = (9, 0)
-DEFAULT_MODULES = ("kernels.engines.gpu", "kernels.sweep.cuda")  # the first that imports is the default
+MODULE = "kernels.sweep.cuda"  # the shipped kernels: their KERNELS table
 
 # ---------------------------------------------------------------- the machine: classes, pipes, rates
 
@@ -254,54 +249,14 @@ def cache_folder() -> Path:
     return Path(tempfile.gettempdir()) / "bmn-sass"
 
 
-@cache
-def load_module(module: str | None = None):
-    """The module holding KERNELS: a dotted name; None for the first of DEFAULT_MODULES that imports;
-    or `COMMIT:path/to/module.py`, that module as it was at a commit of this repository: its whole
-    top-level package at that commit is unpacked into a temporary folder under another name
-    (`kernels_at_84785db8640e`), so that the module and everything it imports are of that commit."""
-    if module is None:
-        for name in DEFAULT_MODULES:
-            try:
-                return importlib.import_module(name)
-            except ModuleNotFoundError:
-                continue
-        raise ModuleNotFoundError(f"none of {DEFAULT_MODULES} imports")
-    if ":" not in module:
-        return importlib.import_module(module)
-    commit, path = module.split(":", 1)
-    parts = Path(path).with_suffix("").parts
-    top = historical_package(commit, parts[0])
-    return importlib.import_module(".".join((top,) + parts[1:]))
+def kernel_module():
+    """kernels/sweep/cuda.py, imported when first needed (it needs numba-cuda)."""
+    return importlib.import_module(MODULE)
 
 
-def historical_package(commit: str, package: str) -> str:
-    """Unpack a top-level package of the repository as it was at `commit` (once per commit, kept in
-    the temporary folder), put its folder on sys.path, and return the name it is imported under."""
-    full = subprocess.run(["git", "rev-parse", "--verify", f"{commit}^{{commit}}"], cwd=ROOT, capture_output=True,
-                          text=True, check=True, timeout=60).stdout.strip()
-    name = f"{package}_at_{full[:12]}"
-    folder = cache_folder() / "history" / full[:12]
-    if not (folder / name / "__init__.py").exists():
-        archive = subprocess.run(["git", "archive", "--format=tar", full, package], cwd=ROOT, capture_output=True,
-                                 check=True, timeout=60).stdout
-        staging = Path(tempfile.mkdtemp(dir=cache_folder()))
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(staging, filter="data")
-        folder.mkdir(parents=True, exist_ok=True)
-        try:
-            (staging / package).rename(folder / name)
-        except OSError:  # another process unpacked it first
-            shutil.rmtree(staging / package, ignore_errors=True)
-        shutil.rmtree(staging, ignore_errors=True)
-    if str(folder) not in sys.path:
-        sys.path.insert(0, str(folder))
-    return name
-
-
-def kernel_function(name: str, module: str | None = None):
-    """The Python function of a kernel and its signature (the module's KERNELS table)."""
-    return load_module(module).KERNELS[name]
+def kernel_function(name: str):
+    """The Python function of a kernel and its signature (the KERNELS table of kernels/sweep/cuda.py)."""
+    return kernel_module().KERNELS[name]
 
 
 LINE_BASE = 100_000  # a compiled line number is (file's number + 1) x LINE_BASE + line
@@ -354,12 +309,12 @@ class Compiled(NamedTuple):
 
 
 @cache
-def compiled(name: str, module: str | None = None) -> Compiled:
+def compiled(name: str) -> Compiled:
     """The kernel for sm_90: ptxas's report, nvdisasm's listing and its files. Kept in a temporary
     folder under a hash of the PTX, so a second call in any process only compiles the PTX."""
     from numba import cuda
 
-    fn, signature = kernel_function(name, module)
+    fn, signature = kernel_function(name)
     files: dict[str, int] = {}
     with _files_in_line_numbers(files):
         text, _ = cuda.compile_ptx(fn, signature, cc=ARCH, lineinfo=True)
@@ -386,9 +341,9 @@ def compiled(name: str, module: str | None = None) -> Compiled:
     return Compiled(report.read_text(), listing.read_text(), json.loads(table.read_text()))
 
 
-def resources(name: str, module: str | None = None) -> dict:
+def resources(name: str) -> dict:
     """ptxas's figures for the kernel on sm_90: registers, stack frame, spill bytes, shared memory."""
-    report = compiled(name, module).report
+    report = compiled(name).report
 
     def number(pattern: str) -> int:
         found = re.search(pattern, report)
@@ -397,11 +352,6 @@ def resources(name: str, module: str | None = None) -> dict:
     return {"registers": number(r"Used (\d+) registers"), "stack": number(r"(\d+) bytes stack frame"),
             "spill_stores": number(r"(\d+) bytes spill stores"), "spill_loads": number(r"(\d+) bytes spill loads"),
             "shared": number(r"(\d+) bytes smem")}
-
-
-def registers(name: str, module: str | None = None) -> int:
-    """Registers per thread of the kernel on sm_90 (ptxas -v)."""
-    return resources(name, module)["registers"]
 
 
 # ---------------------------------------------------------------- the listing
@@ -427,9 +377,9 @@ class Instruction(NamedTuple):
         return self.mnemonic.split(".")[0]
 
 
-def instructions(name: str, module: str | None = None) -> list[Instruction]:
+def instructions(name: str) -> list[Instruction]:
     """Every instruction of the kernel in address order, with its file, line and class."""
-    return parse(compiled(name, module))
+    return parse(compiled(name))
 
 
 def parse(result: Compiled) -> list[Instruction]:
@@ -606,42 +556,11 @@ def block(fn, starts: str, name: str) -> Span:
     return Span(name, whole.file, first + k, first + last)
 
 
-def resolve(item, module: str | None = None) -> Span:
-    """A Span from a Span, a function, or 'module:qualname' (when the kernel's `module` is of a commit,
-    'kernels.engines.bitmask:trick2' names that commit's function)."""
-    if isinstance(item, Span):
-        return item
-    if isinstance(item, str):
-        name, _, qualname = item.partition(":")
-        if module and ":" in module:
-            top = load_module(module).__name__.split(".")[0]
-            if top.startswith(name.split(".")[0] + "_at_"):
-                name = ".".join([top] + name.split(".")[1:])
-        obj = importlib.import_module(name)
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-        return span(obj)
-    return span(item)
-
-
-def attribute(listed: list[Instruction], functions, module: str | None = None) -> list[str]:
-    """Per instruction: the name of the innermost span (fewest lines) of `functions` that holds its
-    file and line, else 'other'."""
-    spans = sorted((resolve(f, module) for f in functions), key=lambda s: s.last - s.first)
+def attribute(listed: list[Instruction], spans: list[Span]) -> list[str]:
+    """Per instruction: the name of the innermost of `spans` (fewest lines) that holds its file and line,
+    else 'other'."""
+    spans = sorted(spans, key=lambda s: s.last - s.first)
     return [next((s.name for s in spans if s.holds(ins.file, ins.line)), "other") for ins in listed]
-
-
-def profile(kernel_name: str, functions, module: str | None = None) -> dict[str, Counter]:
-    """Function (its qualname, or a Span's name) or 'other' -> Counter of class -> static instructions
-    (and 'total'), for the kernel's SASS on sm_90. `functions`: function objects (Numba dispatchers and
-    CUDA device functions included), 'module:qualname' strings or Spans."""
-    listed = instructions(kernel_name, module)
-    out: dict[str, Counter] = {}
-    for ins, where in zip(listed, attribute(listed, functions, module)):
-        out.setdefault(where, Counter())[ins.kind] += 1
-    for counts in out.values():
-        counts["total"] = sum(counts.values())
-    return out
 
 
 # ---------------------------------------------------------------- by region of a marked loop
@@ -656,10 +575,10 @@ def marks(fn) -> tuple[dict[int, str], int, int]:
     return found, first, first + len(source) - 1
 
 
-def region_of_each(name: str, module: str | None = None) -> tuple[list[Instruction], list[str]]:
+def region_of_each(name: str) -> tuple[list[Instruction], list[str]]:
     """The instructions of a marked kernel and the region of each (see `regions`)."""
-    fn, _ = kernel_function(name, module)
-    listed = instructions(name, module)
+    fn, _ = kernel_function(name)
+    listed = instructions(name)
     found, first, last = marks(fn)
     if "end" not in found.values():
         raise ValueError("the kernel marks no @end")
@@ -669,8 +588,7 @@ def region_of_each(name: str, module: str | None = None) -> tuple[list[Instructi
     anchors = sorted(found)
     # The rare paths the kernel keeps in helpers of their own: a kept deal's slot (`_keep`), and a lane's tally
     # added to its piece's when the piece changes (`_flush`: where pieces meet, and at the end).
-    rare = {name: span(fn) for name, fn in (("keep", getattr(load_module(module), "_keep", None)),
-                                            ("flush", getattr(load_module(module), "_flush", None))) if fn is not None}
+    rare = {"keep": span(kernel_module()._keep), "flush": span(kernel_module()._flush)}
 
     def mine(ins: Instruction) -> bool:
         return ins.file == kernel_file and ins.line is not None
@@ -714,7 +632,7 @@ def region_of_each(name: str, module: str | None = None) -> tuple[list[Instructi
     return listed, out
 
 
-def regions(name: str, module: str | None = None) -> dict[str, Counter]:
+def regions(name: str) -> dict[str, Counter]:
     """Region name -> Counter of class -> static SASS instructions (and 'total'), for a kernel whose loop
     marks each kind of work with `# @name` (kernels/sweep/cuda.py).
 
@@ -726,7 +644,7 @@ def regions(name: str, module: str | None = None) -> dict[str, Counter]:
     functions defined after the kernel in its file (`_finished`, `_tallied`, `_keep`, `_flush`: a finished
     game's tally) are the finish region's, but `_keep`'s and `_flush`'s, the rare paths of a kept deal and
     of a lane's tally added to its piece's, which are the keep and flush regions'."""
-    listed, where = region_of_each(name, module)
+    listed, where = region_of_each(name)
     out: dict[str, Counter] = {}
     for ins, region in zip(listed, where):
         out.setdefault(region, Counter())[ins.kind] += 1
@@ -749,23 +667,17 @@ def _table(rows: dict[str, Counter]) -> list[str]:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("kernel", nargs="?", default="random_sweep")
-    parser.add_argument("--module", default=None, help=f"default: the first of {', '.join(DEFAULT_MODULES)}")
-    parser.add_argument("--functions", default=None,
-                        help="comma-separated module:qualname: count by function instead of by marked region")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     try:
-        figures = resources(args.kernel, args.module)
-        if args.functions:
-            table = profile(args.kernel, args.functions.split(","), args.module)
-        else:
-            table = regions(args.kernel, args.module)
+        figures = resources(args.kernel)
+        table = regions(args.kernel)
     except MissingTool as error:
         sys.exit(f"sass.py: {error}: pip install nvidia-cuda-nvcc-cu12 nvidia-cuda-nvdisasm")
     if args.json:
         print(json.dumps({"ptxas": figures, "counts": {k: dict(v) for k, v in table.items()}}))
         return
-    print(f"{args.kernel} ({load_module(args.module).__name__}) for sm_{ARCH[0]}{ARCH[1]}: {figures}")
+    print(f"{args.kernel} ({MODULE}) for sm_{ARCH[0]}{ARCH[1]}: {figures}")
     print("static SASS instructions by class (pipe, warp-instructions a clock per multiprocessor): "
           + ", ".join(f"{k} ({p}, {r:g})" for k, (p, r) in CLASSES.items()))
     print("\n".join(_table(table)))

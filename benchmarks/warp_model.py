@@ -1,53 +1,45 @@
-"""A model of the GPU sweep on one H200, fed by recorded games and by the compiled kernels' SASS.
+"""A model of the shipped GPU sweep (kernels/sweep/cuda.py) on one H200, fed by recorded games and by the
+kernel's SASS.
 
-    python benchmarks/warp_model.py [--games 100000] [--kernel random_sweep] [--module M ...] [--json]
+    python benchmarks/warp_model.py [--games 100000] [--kernel random_sweep] [--json]
+    python benchmarks/warp_model.py --fill [--games 100000] [--json]
 
-No GPU is needed and none is simulated: every figure it prints is a model, with its inputs beside it.
-By default it models two kernels side by side: the one before the flat loop (commit 84785db,
-kernels/engines/gpu.py, loaded from git by benchmarks/sass.py) and the current one (kernels/sweep/cuda.py);
-`--module` names others (a dotted module or COMMIT:path, each with a KERNELS table).
+No GPU is needed and none is simulated: every figure it prints is a model, with its inputs and assumptions
+beside it, uncalibrated until a GPU measures the kernel (benchmarks/gpu_check.py).
 
 1. Traces (`traces`). N random standard deals of one stream (kernels/rng.py, as the random sweep
    deals them) are played by segments (kernels/engines/segments.py `step`): a FREE segment (free play
    from a trick boundary up to the next penalty card played, or to a player running out) or one PAY
    round (the payer pays until the payment completes, a penalty card flips the roles, or the payer
    runs out). Per game: its segments' codes (SEG, TRICK_END, GAME_END; a trick's first segment is its
-   free play, the others its payment rounds), tricks, cards, whether its last segment was a payment
-   round, and whether it was cut at `cap` tricks (a cycle; none among random standard deals).
-2. Warps. The traces are replayed through 32-lane warps under two schedulings:
-   - converged (`converged`; the kernel before the flat loop): each lane plays its deals one after
-     another inside loops the warp converges on: for each round of deals (lane i plays its r-th deal)
-     the warp runs the longest lane's tricks, and in trick t the longest payment of the lanes still
-     playing;
-   - flat (`flat`; kernels/sweep/cuda.py): every iteration each lane with a game plays one segment, a
-     lane whose game ended takes a prepared deal from the warp's queue, and every `check` iterations
-     the warp meets at a checkpoint and refills its queue (one deal a lane) when fewer than
-     `threshold` deals are ready (and the refill fits in `capacity`).
-   Lane utilisation: the lanes' segments over 32 x the warp's segment-iterations.
-3. Costs: what a warp issues each time it runs a part of the kernel, a Counter of instruction class
-   (benchmarks/sass.py CLASSES) -> warp-instructions, from the kernel's SASS for sm_90, or any dict
-   given (`flat_model`, `converged_model`). A part any lane of a warp runs costs the warp all its
-   static instructions (every branch of it: 32 independent games take different branches).
-   - flat kernel (`flat_costs`): the regions its loop marks with `# @name` (benchmarks/sass.py
-     `regions`); a refill's loops run once per penalty card, divided by the compiler's unrolling.
-   - converged kernel (`converged_costs`): its SASS loop nest: the payment loop, the trick loop around
-     it, the deal loop around that (dealing's own loops run their trip counts, divided by the
-     unrolling), the take of `grab` deals around that.
-   Inside dealing's loops, branches that no lane or every lane alike takes at a known rate are weighed
-   by that rate (BRANCH_WEIGHTS).
+   free play, the others its payment rounds), tricks, cards, and whether it was cut at `cap` tricks (a
+   cycle; none among random standard deals).
+2. Warps (`flat`). The traces are replayed through 32-lane warps as the kernel's flat loop runs them:
+   every iteration each lane with a game plays one segment, a lane whose game ended takes a prepared
+   deal from the warp's queue, and every `check` iterations the warp meets at a checkpoint and refills
+   its queue (one deal a lane) when fewer than `threshold` deals are ready (and the refill fits in
+   `capacity`). Lane utilisation: the lanes' segments over 32 x the warp's segment-iterations.
+3. Costs (`flat_costs`): what a warp issues each time it runs a part of the kernel, a Counter of
+   instruction class (benchmarks/sass.py CLASSES) -> warp-instructions, from the regions its loop marks
+   with `# @name` in its SASS for sm_90 (benchmarks/sass.py `regions`), or any dict given (`flat_model`).
+   A part any lane of a warp runs costs the warp all its static instructions (every branch of it: 32
+   independent games take different branches). A refill's loops run once per penalty card, divided by
+   the compiler's unrolling; inside them, branches that no lane or every lane alike takes at a known
+   rate are weighed by that rate (BRANCH_WEIGHTS).
 4. Throughput (`throughput`). Per multiprocessor, the cycles a deal needs are the largest of: its
    warp-instructions over the issue rate (4 a clock), and for each pipe the sum over its classes of
    warp-instructions over the class's rate. deals/s = multiprocessors x clock / cycles per deal, which
    assumes the resident warps hide every latency: the occupancy by CUDA's rules (`occupancy`, from
-   ptxas's registers and shared memory) is printed beside it. Shared-memory accesses whose lanes share
-   banks (the converged kernel's rows of 64 bytes a thread) count once per turn (`row_conflicts`).
-5. Latencies (`latency_model`, flat kernels). Each part's instructions in address order, with the
-   registers each writes and reads and its dependent-issue latency (benchmarks/sass.py `dependences`,
-   LATENCY: published figures, Hopper's where there are any), run by the warps of one scheduler
-   (`schedule`, a cycle at a time): in order within a warp, one instruction a cycle, each pipe held
-   4 / its rate cycles by each instruction. It gives the cycles a deal takes, and beside them the
-   latency bound (one warp alone, over the warps a scheduler has). The figure printed is the smallest
-   of the three (throughput, latency bound, schedule).
+   ptxas's registers and shared memory) is printed beside it.
+5. Latencies (`latency_model`). Each part's instructions in address order, with the registers each
+   writes and reads and its dependent-issue latency (benchmarks/sass.py `dependences`, LATENCY:
+   published figures, Hopper's where there are any), run by the warps of one scheduler (`schedule`, a
+   cycle at a time): in order within a warp, one instruction a cycle, each pipe held 4 / its rate
+   cycles by each instruction. It gives the cycles a deal takes, and beside them the latency bound (one
+   warp alone, over the warps a scheduler has). The figure printed is the smallest of the three
+   (throughput, latency bound, schedule).
+6. Filling the device (`--fill`, `fill_model`): how a GPU batch of the default `random` config's shards
+   fills an H200's resident lanes (kernels/sweep/gpu.py's sizing, the recorded games' lengths).
 """
 
 from __future__ import annotations
@@ -77,14 +69,13 @@ from kernels.rng import deal_state, random_deal, stream_key  # noqa: E402
 
 H200 = dict(name="NVIDIA H200 SXM", multiprocessors=132, clock_hz=1.98e9)  # 132 SMs, 1.98 GHz boost
 LANES = 32
-OLD = "84785db:kernels/engines/gpu.py"  # the kernel before the flat loop (issue 30)
 SEG, TRICK_END, GAME_END = 0, 1, 2  # what a recorded segment did
 STANDARD = np.array([1, 2, 3, 4] * 4, dtype=np.uint8)  # the standard deck's penalty cards, as the sweep lists them
 BRENT_START = default_brent_start(52)
 ASSUMPTIONS = [
     "throughput bound: every resident warp issues whenever a pipe is free, latencies hidden (the loops touch "
     "registers and shared memory, no global memory but a kept deal's slot and the tally)",
-    "latencies (flat kernels): each warp issues its instructions in order, one when every register it reads is "
+    "latencies: each warp issues its instructions in order, one when every register it reads is "
     "written (its writer's issue + the writer's latency, below); a scheduler issues one instruction a cycle, the "
     "warp that issued last first, then the others in turn; a pipe is held 4 / its rate cycles by each of its "
     "instructions (a multiprocessor's 4 schedulers share its pipes alike); a warp's iterations are a contiguous "
@@ -98,8 +89,7 @@ ASSUMPTIONS = [
     "a lane adds its tally to its piece's (`_flush`, global atomics) only where the launch's pieces meet and "
     "at its end: a few times a lane in a launch of ~10^2 deals a lane, not counted",
     "no deal is kept (a record hunt keeps a few in 10^9); a warp's shared atomics on one address aggregated by "
-    "the compiler (one lane's ATOMS); the flat kernel's shared arrays [entry, lane] free of bank conflicts, the "
-    "converged kernel's rows of 64 bytes a thread 16-way (its LSU bound counts each access 16 times)",
+    "the compiler (one lane's ATOMS); the kernel's shared arrays [entry, lane] free of bank conflicts",
     "inside dealing's loops, Lemire's rejection branch never runs and a new random word is drawn every second "
     "draw in every lane alike (BRANCH_WEIGHTS)",
     "132 multiprocessors at 1.98 GHz; pipe rates from the CUDA C++ Programming Guide's throughput table for "
@@ -158,28 +148,20 @@ def occupancy(registers: int, threads_per_block: int, shared_bytes_per_block: in
 
 class Traces(NamedTuple):
     """Recorded games: codes[offsets[g]:offsets[g + 1]] are game g's segments (SEG: the trick goes on,
-    TRICK_END, GAME_END); per game its tricks, cards, whether its last segment was a payment round,
-    whether it was cut at `cap` tricks."""
+    TRICK_END, GAME_END); per game its tricks, cards, and whether it was cut at `cap` tricks."""
     codes: np.ndarray  # uint8
     offsets: np.ndarray  # int64, games + 1
     tricks: np.ndarray  # int64
     cards: np.ndarray  # int64
-    ended_paying: np.ndarray  # bool
     capped: np.ndarray  # bool
 
     @property
     def games(self) -> int:
         return len(self.offsets) - 1
 
-    def rounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """Payment rounds of every trick, game after game, and each game's first trick in that array."""
-        ends = np.flatnonzero(self.codes != SEG)
-        starts = np.concatenate([[0], ends[:-1] + 1])
-        return ends - starts, np.concatenate([[0], np.cumsum(self.tricks)])
-
 
 @njit(cache=True)
-def record(key, penalties, total, size0, first, count, cap, codes, offsets, tricks, cards, paying, capped):
+def record(key, penalties, total, size0, first, count, cap, codes, offsets, tricks, cards, capped):
     """Play deals first..first+count-1 of the stream by segments (as the random sweep deals them) into
     the arrays of `Traces`. Returns the number of codes written, -1 when `codes` is too small."""
     seq = np.zeros(total, dtype=np.uint8)
@@ -195,7 +177,6 @@ def record(key, penalties, total, size0, first, count, cap, codes, offsets, tric
         t = 0
         c = 0
         while True:
-            pay = v != 0
             mX, nX, qX, mY, nY, qY, who, v, pm, pq, pl, pc, event = step(mX, nX, qX, mY, nY, qY, who, v, pm, pq,
                                                                           pl, pc)
             if k >= codes.shape[0]:
@@ -207,7 +188,6 @@ def record(key, penalties, total, size0, first, count, cap, codes, offsets, tric
                 code = TRICK_END
                 if event == OVER or t >= cap:
                     code = GAME_END
-                    paying[g] = pay
                     capped[g] = event != OVER
             codes[k] = code
             k += 1
@@ -223,7 +203,7 @@ def traces(games: int, seed: int = 1, shard: int = 0, cap: int = 100_000) -> Tra
     """Record `games` random standard deals of stream (seed, shard), from its deal 0."""
     codes = np.zeros(games * 128, dtype=np.uint8)
     arrays = [np.zeros(games + 1, dtype=np.int64), np.zeros(games, dtype=np.int64), np.zeros(games, dtype=np.int64),
-              np.zeros(games, dtype=np.bool_), np.zeros(games, dtype=np.bool_)]
+              np.zeros(games, dtype=np.bool_)]
     while True:
         n = record(stream_key(seed, shard), STANDARD, 52, 26, 0, games, cap, codes, *arrays)
         if n >= 0:
@@ -245,24 +225,23 @@ def played_by_game2(key, penalties, total, size0, count, out):
         out[g, 1] = np.int64(cards)
 
 
-# ---------------------------------------------------------------- schedulings
+# ---------------------------------------------------------------- the flat loop's scheduling
 
 # What flat() counts: the iterations in which a warp runs each part of the flat loop (any lane).
-FLAT_RUNS = ("loop", "checkpoint", "refill", "take", "segment", "free", "pay", "trick", "finish", "brent")
+FLAT_RUNS = ("loop", "checkpoint", "refill", "take", "segment", "trick", "finish", "brent")
 N_FLAT = len(FLAT_RUNS) + 2  # and the lane-segments played, the iterations
 NO_MASKS = np.zeros(0, dtype=np.uint16)
 
 
 @njit(cache=True)
 def flat(codes, offsets, lanes, check, threshold, capacity, brent_start, out, masks):
-    """The flat loop over one warp playing the games in order. out[:10]: iterations that run each of
-    FLAT_RUNS; out[10]: lane-segments played; out[11]: iterations. threshold < 0: refill when fewer
+    """The flat loop over one warp playing the games in order. out[:8]: iterations that run each of
+    FLAT_RUNS; out[8]: lane-segments played; out[9]: iterations. threshold < 0: refill when fewer
     deals are ready than lanes are waiting for one. masks (empty: not kept): iteration k's parts, bit i
     for FLAT_RUNS[i]."""
     games = offsets.shape[0] - 1
     at = np.full(lanes, -1, dtype=np.int64)  # the lane's next code, -1: no game
     trick = np.zeros(lanes, dtype=np.int64)  # the lane's tricks so far
-    free = np.zeros(lanes, dtype=np.bool_)  # its next segment is free play
     prepared = 0  # games put into the queue
     ready = 0
     turn = 0
@@ -293,19 +272,13 @@ def flat(codes, offsets, lanes, check, threshold, capacity, brent_start, out, ma
                     ready -= 1
                     at[i] = offsets[g]
                     trick[i] = 0
-                    free[i] = True
-        played = any_free = any_pay = any_trick = any_end = any_brent = False
+        played = any_trick = any_end = any_brent = False
         for i in range(lanes):
             if at[i] >= 0:
                 played = True
-                out[10] += 1
-                if free[i]:
-                    any_free = True
-                else:
-                    any_pay = True
+                out[8] += 1
                 c = codes[at[i]]
                 at[i] += 1
-                free[i] = c != SEG
                 if c != SEG:
                     any_trick = True
                     trick[i] += 1
@@ -314,65 +287,25 @@ def flat(codes, offsets, lanes, check, threshold, capacity, brent_start, out, ma
                     at[i] = -1
                 elif c == TRICK_END and trick[i] >= brent_start:
                     any_brent = True
-        for k, ran in enumerate((took, played, any_free, any_pay, any_trick, any_end, any_brent)):
+        for k, ran in enumerate((took, played, any_trick, any_end, any_brent)):
             if ran:
                 out[3 + k] += 1
                 mask |= 1 << (3 + k)
         if masks.shape[0]:
-            masks[out[11]] = mask
-        out[11] += 1
+            masks[out[9]] = mask
+        out[9] += 1
         turn += 1
-
-
-@njit(cache=True)
-def converged(codes, offsets, lanes, brent_start, out):
-    """The converged scheduling: lane i plays games i, i + lanes, i + 2 lanes, ...; per round of games the
-    warp runs the longest lane's tricks, and in each trick the longest payment of the lanes still in
-    their game. out[0]: rounds of deals; out[1]: trick iterations; out[2]: payment-round iterations;
-    out[3]: lane-segments; out[4]: warp segment-iterations; out[5]: trick iterations past brent_start."""
-    games = offsets.shape[0] - 1
-    at = np.zeros(lanes, dtype=np.int64)
-    stop = np.zeros(lanes, dtype=np.int64)
-    for first in range(0, games, lanes):
-        out[0] += 1
-        n = min(lanes, games - first)
-        for i in range(n):
-            at[i] = offsets[first + i]
-            stop[i] = offsets[first + i + 1]
-        t = 0
-        while True:
-            most = -1  # the longest payment of this trick among the lanes still playing
-            for i in range(n):
-                if at[i] < stop[i]:
-                    r = 0
-                    while codes[at[i] + r] == SEG:
-                        r += 1
-                    out[3] += r + 1
-                    at[i] += r + 1
-                    most = max(most, r)
-            if most < 0:
-                break
-            out[1] += 1
-            out[2] += most
-            out[4] += 1 + most
-            out[5] += t >= brent_start
-            t += 1
 
 
 # ---------------------------------------------------------------- costs from the SASS
 
-def _module_attr(module: str | None, name: str, default=None):
-    return getattr(sass.load_module(module), name, default)
-
-
-def flat_costs(kernel: str = "random_sweep", module: str | None = None,
-               penalty_cards: int = 16) -> dict[str, Counter]:
-    """Region -> Counter(class -> warp-instructions each time a warp runs it), from the SASS of a kernel
-    whose loop marks its regions (`# @name`): a refill's loops run once per penalty card (divided by
-    their unrolling), their branches weighed by BRANCH_WEIGHTS."""
-    table = sass.regions(kernel, module)
+def flat_costs(kernel: str = "random_sweep", penalty_cards: int = 16) -> dict[str, Counter]:
+    """Region -> Counter(class -> warp-instructions each time a warp runs it), from the kernel's SASS by
+    the regions its loop marks (`# @name`): a refill's loops run once per penalty card (divided by their
+    unrolling), their branches weighed by BRANCH_WEIGHTS."""
+    table = sass.regions(kernel)
     refill = Counter(table.get("refill", Counter()))
-    for body, weighted, unroll in refill_loops(kernel, module):
+    for body, weighted, unroll in refill_loops(kernel):
         trips = max(1, penalty_cards // unroll)
         for kind in set(body) | set(weighted):
             refill[kind] += weighted[kind] * trips - body[kind]  # the static count holds the body once
@@ -382,7 +315,7 @@ def flat_costs(kernel: str = "random_sweep", module: str | None = None,
 
 
 def refill_loop_spans(listed: list[sass.Instruction], where: list[str]) -> list[tuple[int, int, int]]:
-    """The innermost loops of a flat kernel's refill region over the deal's penalty cards: each one's first
+    """The innermost loops of the kernel's refill region over the deal's penalty cards: each one's first
     and last index in the listing and its unrolling (byte loads per iteration, over the loads per penalty
     card in the source: 2 where the loop also stores bytes, the draws' swap; else 1)."""
     spans = sass.loops(listed)
@@ -399,18 +332,19 @@ def refill_loop_spans(listed: list[sass.Instruction], where: list[str]) -> list[
     return out
 
 
-def refill_loops(kernel: str, module: str | None) -> list[tuple[Counter, Counter, int]]:
+def refill_loops(kernel: str) -> list[tuple[Counter, Counter, int]]:
     """The refill's loops over the penalty cards (refill_loop_spans): each one's instructions by class, the
     same weighed by BRANCH_WEIGHTS, and its unrolling."""
-    listed, where = sass.region_of_each(kernel, module)
-    weights = branch_weights(listed, module)
+    listed, where = sass.region_of_each(kernel)
+    weights = branch_weights(listed)
     return [(sass.count(listed[a:b + 1]), weighed(listed[a:b + 1], weights[a:b + 1]), unroll)
             for a, b, unroll in refill_loop_spans(listed, where)]
 
 
 # Branches inside dealing's loops that no lane, or every lane alike, takes at a known rate (the rule
 # that a part costs a warp all its static instructions is for branches its lanes take independently):
-# (module, function, the block's first line or None for the whole function, share of the loop's trips).
+# (module of kernels, function, the block's first line or None for the whole function, share of the loop's
+# trips).
 BRANCH_WEIGHTS = [
     # Lemire's rejection test: its 64-bit remainder runs when the low product < r, probability r / 2^32
     # (< 10^-8 for r <= 52).
@@ -421,16 +355,15 @@ BRANCH_WEIGHTS = [
 ]
 
 
-def branch_weights(listed: list[sass.Instruction], module: str | None) -> list[float]:
+def branch_weights(listed: list[sass.Instruction]) -> list[float]:
     """Per instruction: the share of a loop's trips in which the warp runs it (BRANCH_WEIGHTS, else 1)."""
-    top = sass.load_module(module).__name__.split(".")[0]
     spans, share = [], {}
     for mod, fn, starts, weight in BRANCH_WEIGHTS:
-        function = getattr(importlib.import_module(f"{top}.{mod}"), fn)
+        function = getattr(importlib.import_module(f"kernels.{mod}"), fn)
         span = sass.block(function, starts, f"{fn}:{starts}") if starts else sass.span(function)
         spans.append(span)
         share[span.name] = weight
-    return [share.get(owner, 1.0) for owner in sass.attribute(listed, spans, module)]
+    return [share.get(owner, 1.0) for owner in sass.attribute(listed, spans)]
 
 
 def weighed(body: list[sass.Instruction], weights: list[float]) -> Counter:
@@ -441,90 +374,6 @@ def weighed(body: list[sass.Instruction], weights: list[float]) -> Counter:
     return out
 
 
-# The converged kernel's loops inside a deal (84785db: kernels/rng.py random_deal and
-# kernels/engines/bitmask.py words_from_positions, queue_of): (module, function, the loop's first line,
-# iterations a standard deal, shared-memory accesses an iteration). queue_of runs once per hand, over
-# that hand's penalty cards (8 of 16 on average).
-DEAL_LOOPS = [
-    ("rng", "random_deal", "for i in range(total)", 52, 2),  # seq[i] = 0; positions[i] = i
-    ("rng", "random_deal", "while t < penalties.shape[0]", 16, 5),  # two loads, three stores a draw
-    ("engines.bitmask", "words_from_positions", "for t in range(n_penalty)", 16, 1),
-    ("engines.bitmask", "queue_of", "while m != U0", 8, 1),
-]
-
-
-def converged_costs(kernel: str = "random_sweep", module: str = OLD) -> dict[str, Counter]:
-    """Costs of a kernel that plays each game inside loops (84785db): part -> Counter(class ->
-    warp-instructions each time a warp runs it), read from its SASS loop nest.
-
-    payment  the payment loop of trick2 (an innermost loop of trick2's `while True:` block);
-    trick    the trick loop around it (game2's loop over trick2), less the payment loop;
-    brent    the same for game2's second trick loop, Brent's (the one holding that block's lines);
-    deal     the deal loop around the trick loop, less both trick loops: dealing, the game's setup and
-             its tally; each of dealing's own loops (DEAL_LOOPS) runs its iterations over its unrolling
-             (its shared-memory accesses over those of an iteration), its branches weighed by
-             BRANCH_WEIGHTS, the static count holding one;
-    grab     the loop around the deal loop, less it: one atomic take of `grab` deals."""
-    listed = sass.instructions(kernel, module)
-    top = sass.load_module(module).__name__.split(".")[0]
-    bitmask = importlib.import_module(f"{top}.engines.bitmask")
-    payment = sass.block(bitmask.trick2, "while True:", "payment")
-    brent = sass.block(bitmask.game2, "while True:", "brent")
-    deal_spans = [(sass.block(getattr(importlib.import_module(f"{top}.{mod}"), fn), text, f"{fn}:{text}"), n, acc)
-                  for mod, fn, text, n, acc in DEAL_LOOPS]
-    owner = sass.attribute(listed, [payment, brent] + [s for s, _, _ in deal_spans], module)
-    nest = sass.loops(listed)
-
-    def inside(loop):  # the innermost loop strictly around `loop`
-        around = [x for x in nest if x[0] <= loop[0] and loop[1] <= x[1] and x != loop]
-        return min(around, key=lambda x: x[1] - x[0]) if around else None
-
-    def innermost(x):
-        return not any(x[0] <= y[0] and y[1] <= x[1] and y != x for y in nest)
-
-    pays = [x for x in nest if innermost(x) and all(o == "payment" for o in owner[x[0]:x[1] + 1])]
-    tricks = [inside(p) for p in pays]
-    brents = [t for t in tricks if "brent" in owner[t[0]:t[1] + 1]]
-    mains = [t for t in tricks if t not in brents]
-    if len(mains) != 1 or len(brents) != 1:
-        raise ValueError(f"expected one trick loop and one Brent loop around trick2's payment loops: {tricks}")
-    main, brent_loop = mains[0], brents[0]
-    deal = inside(main)
-    if deal is None or inside(brent_loop) != deal:
-        raise ValueError("the trick loops are not in one deal loop")
-
-    def part(loop, *less):  # the instructions of a loop but those of the loops `less`
-        return [listed[k] for k in range(loop[0], loop[1] + 1) if not any(a <= k <= b for a, b in less)]
-
-    (pay_main,) = [p for p in pays if main[0] <= p[0] <= main[1]]
-    (pay_brent,) = [p for p in pays if brent_loop[0] <= p[0] <= brent_loop[1]]
-    costs = {"payment": sass.count(listed[pay_main[0]:pay_main[1] + 1]),
-             "trick": sass.count(part(main, pay_main)),
-             "brent": sass.count(part(brent_loop, pay_brent))}
-    dealing = sass.count(part(deal, main, brent_loop))
-    weights = branch_weights(listed, module)
-    for loop in nest:
-        if not (innermost(loop) and deal[0] <= loop[0] and loop[1] <= deal[1]):
-            continue
-        if main[0] <= loop[0] <= main[1] or brent_loop[0] <= loop[0] <= brent_loop[1]:
-            continue
-        names = Counter(o for o in owner[loop[0]:loop[1] + 1] if o != "other")
-        match = [(n, acc) for s, n, acc in deal_spans if names and s.name == names.most_common(1)[0][0]]
-        if not match:
-            raise ValueError(f"a loop in the deal loop that DEAL_LOOPS does not list: {names}")
-        iterations, accesses = match[0]
-        loop_body = listed[loop[0]:loop[1] + 1]
-        shared = sum(1 for ins in loop_body if ins.opcode in ("LDS", "STS"))
-        trips = iterations / max(1, shared // accesses)
-        static, weighted = sass.count(loop_body), weighed(loop_body, weights[loop[0]:loop[1] + 1])
-        for kind in set(static) | set(weighted):
-            dealing[kind] += weighted[kind] * trips - static[kind]  # the static count holds the body once
-    costs["deal"] = dealing
-    grab_loop = inside(deal)
-    costs["grab"] = sass.count(part(grab_loop, deal)) if grab_loop else Counter()
-    return costs
-
-
 # ---------------------------------------------------------------- latencies: a scheduler's warps, in order
 
 ITERATION = ("checkpoint", "refill", "loop", "take", "segment", "trick", "finish", "brent")  # a flat iteration's parts
@@ -532,7 +381,7 @@ PIPES = ("alu", "fma", "xu", "lsu", "shfl")  # a scheduler's pipes ("issue": non
 
 
 class Program(NamedTuple):
-    """A flat kernel's parts as a scheduler runs them, one instruction a row: its latency, its pipe (-1: none),
+    """The kernel's parts as a scheduler runs them, one instruction a row: its latency, its pipe (-1: none),
     the cycles it holds the pipe, the registers it writes and reads (numbered; -1 pads); part p is rows
     starts[p]:starts[p + 1]."""
     latency: np.ndarray
@@ -544,14 +393,13 @@ class Program(NamedTuple):
     instructions: dict  # part -> its instructions, in the order it runs them
 
 
-def part_instructions(kernel: str = "random_sweep", module: str | None = None,
-                      penalty_cards: int = 16) -> dict[str, list[sass.Instruction]]:
+def part_instructions(kernel: str = "random_sweep", penalty_cards: int = 16) -> dict[str, list[sass.Instruction]]:
     """Each part of ITERATION: its instructions in address order, every branch of it (a warp's lanes take
     them all, as the throughput model counts). A refill's loops over the penalty cards run penalty_cards
     // unrolling times; an instruction BRANCH_WEIGHTS runs on a share w of the trips runs on trip k when
     floor((k + 1) w) > floor(k w) (a new random word every second draw)."""
-    listed, where = sass.region_of_each(kernel, module)
-    weights = branch_weights(listed, module)
+    listed, where = sass.region_of_each(kernel)
+    weights = branch_weights(listed)
     inner = {a: (b, unroll) for a, b, unroll in refill_loop_spans(listed, where)}
     out: dict[str, list] = {part: [] for part in ITERATION}
     k = 0
@@ -590,9 +438,9 @@ def encode(rows: list[sass.Instruction]) -> tuple[np.ndarray, ...]:
     return latency, pipe, hold, writes, reads
 
 
-def program(kernel: str = "random_sweep", module: str | None = None, penalty_cards: int = 16) -> Program:
+def program(kernel: str = "random_sweep", penalty_cards: int = 16) -> Program:
     """The kernel's parts for `schedule`, in ITERATION's order (`encode`)."""
-    parts = part_instructions(kernel, module, penalty_cards)
+    parts = part_instructions(kernel, penalty_cards)
     starts = np.cumsum([0] + [len(parts[p]) for p in ITERATION]).astype(np.int64)
     return Program(*encode([ins for part in ITERATION for ins in parts[part]]), starts, parts)
 
@@ -762,7 +610,7 @@ def default_fill(tr: Traces, machine: dict = H200) -> dict:
     from cluster.config import SearchConfig
 
     figures = sass.resources("random_sweep")
-    occ = occupancy(figures["registers"], _module_attr(None, "THREADS"), figures["shared"])
+    occ = occupancy(figures["registers"], sass.kernel_module().THREADS, figures["shared"])
     lanes = machine["multiprocessors"] * occ["warps"] * LANES
     config = SearchConfig()
     return dict(fill_model(tr, lanes, config.shard_size, config.gpu_batch), machine=machine["name"],
@@ -771,25 +619,17 @@ def default_fill(tr: Traces, machine: dict = H200) -> dict:
 
 # ---------------------------------------------------------------- the figures
 
-def throughput(per_deal: Counter, machine: dict = H200, shared_ways: int = 1) -> dict:
+def throughput(per_deal: Counter, machine: dict = H200) -> dict:
     """Cycles per deal per multiprocessor (the bound that binds) and deals/s on the machine, from the
-    warp-instructions a deal issues by class; each shared-memory access takes `shared_ways` turns of the
-    banks (bank conflicts: `row_conflicts`)."""
+    warp-instructions a deal issues by class."""
     bounds = {"issue": per_deal["total"] / sass.ISSUE}
     for kind, (pipe, rate) in sass.CLASSES.items():
         if pipe != "issue":
-            ways = shared_ways if kind.startswith("shared") else 1
-            bounds[pipe] = bounds.get(pipe, 0.0) + per_deal[kind] * ways / rate
+            bounds[pipe] = bounds.get(pipe, 0.0) + per_deal[kind] / rate
     binding = max(bounds, key=bounds.get)
     cycles = bounds[binding]
     return dict(cycles_per_deal=cycles, bound=binding, bounds=bounds,
                 deals_per_s=machine["multiprocessors"] * machine["clock_hz"] / cycles if cycles else float("inf"))
-
-
-def row_conflicts(row_bytes: int) -> int:
-    """How many lanes of a warp share a bank when each lane reads the same column of its own row of
-    `row_bytes` bytes in shared memory (32 banks of 4 bytes): the accesses to one bank take turns."""
-    return math.gcd(row_bytes // 4, 32) if row_bytes % 4 == 0 else 1
 
 
 def _spend(runs: dict[str, float], costs: dict[str, Counter], games: int) -> Counter:
@@ -803,8 +643,7 @@ def _spend(runs: dict[str, float], costs: dict[str, Counter], games: int) -> Cou
 def flat_model(tr: Traces, costs: dict[str, Counter], check: int = 16, threshold: int = LANES, capacity: int = 64,
                lanes: int = LANES, brent_start: int = BRENT_START) -> dict:
     """The flat scheduling of the recorded games, costed: each part of FLAT_RUNS found in `costs` (a
-    Counter of class -> warp-instructions) is charged for every iteration in which any lane runs it
-    ('segment' for either kind of segment, 'free' and 'pay' for each kind, when a kernel has them apart)."""
+    Counter of class -> warp-instructions) is charged for every iteration in which any lane runs it."""
     out = np.zeros(N_FLAT, dtype=np.int64)
     flat(tr.codes, tr.offsets, lanes, check, threshold, capacity, brent_start, out, NO_MASKS)
     runs = dict(zip(FLAT_RUNS, (int(x) for x in out[:len(FLAT_RUNS)])))
@@ -813,79 +652,27 @@ def flat_model(tr: Traces, costs: dict[str, Counter], check: int = 16, threshold
                 warp_instructions_per_deal=per_deal["total"], per_deal=dict(per_deal), **throughput(per_deal))
 
 
-def converged_model(tr: Traces, costs: dict[str, Counter], lanes: int = LANES, grab: int = 8,
-                    brent_start: int = BRENT_START, shared_ways: int = 1) -> dict:
-    """The converged scheduling of the recorded games, costed: `costs` parts 'trick' (a trick
-    iteration: free play and the trick's end), 'payment' (a payment-round iteration), 'deal' (a round
-    of deals: each lane deals, sets up and tallies one game), optional 'grab' (once every `grab` rounds)
-    and 'brent' (a trick iteration past brent_start, instead of 'trick')."""
-    out = np.zeros(6, dtype=np.int64)
-    converged(tr.codes, tr.offsets, lanes, brent_start, out)
-    late = int(out[5]) if "brent" in costs else 0
-    runs = {"deal": int(out[0]), "grab": out[0] / grab, "trick": int(out[1]) - late, "brent": late,
-            "payment": int(out[2])}
-    per_deal = _spend(runs, costs, tr.games)
-    return dict(scheduling="converged", utilisation=out[3] / (lanes * out[4]), iterations=int(out[4]), runs=runs,
-                warp_instructions_per_deal=per_deal["total"], per_deal=dict(per_deal), shared_ways=shared_ways,
-                **throughput(per_deal, shared_ways=shared_ways))
+def model_kernel(tr: Traces, kernel: str = "random_sweep") -> dict:
+    """The model's row for one kernel of kernels/sweep/cuda.py: its flat loop's scheduling costed by its
+    SASS (throughput), its latencies (`latency_model`), and the smallest of the three figures."""
+    cuda = sass.kernel_module()
+    figures = sass.resources(kernel)
+    occ = occupancy(figures["registers"], cuda.THREADS, figures["shared"])
+    costs = flat_costs(kernel)
+    row = flat_model(tr, costs, check=cuda.CHECK, capacity=cuda.QUEUE)
+    timing = latency_model(tr, program(kernel), occ["warps"] // SUB_PARTITIONS, check=cuda.CHECK,
+                           capacity=cuda.QUEUE)
+    return dict(row, label=f"{sass.MODULE}: flat", costs=costs, check=cuda.CHECK, queue=cuda.QUEUE, latency=timing,
+                figure=min(row["deals_per_s"], timing["deals_per_s"], timing["latency_bound_deals_per_s"]),
+                kernel=kernel, module=sass.MODULE, ptxas=figures, threads_per_block=cuda.THREADS, occupancy=occ)
 
 
-def as_converged(costs: dict[str, Counter]) -> dict[str, Counter]:
-    """A flat kernel's region costs spent the converged way (a what-if: the same instructions, the old
-    scheduling): a trick iteration is a segment, a trick's end and the loop; a payment round a segment
-    and the loop; a round of deals a refill (one deal a lane) and a game's tally."""
-    def total(*parts):
-        out = Counter()
-        for p in parts:
-            out.update(costs.get(p, Counter()))
-        return out
-    return {"trick": total("segment", "trick", "loop"), "payment": total("segment", "loop"),
-            "deal": total("refill", "finish")}
-
-
-def is_flat(kernel: str, module: str | None) -> bool:
-    """Whether the kernel's loop marks its regions (`# @name`): the flat loop."""
-    fn, _ = sass.kernel_function(kernel, module)
-    return bool(sass.marks(fn)[0])
-
-
-def model_kernel(tr: Traces, kernel: str = "random_sweep", module: str | None = None) -> list[dict]:
-    """The model's rows for one kernel: a flat kernel under its own scheduling and, as a what-if, under
-    the converged one; a converged kernel under its own."""
-    figures = sass.resources(kernel, module)
-    threads = _module_attr(module, "THREADS")
-    occ = occupancy(figures["registers"], threads, figures["shared"])
-    name = sass.load_module(module).__name__
-    common = dict(kernel=kernel, module=module or name, ptxas=figures, threads_per_block=threads, occupancy=occ)
-    if is_flat(kernel, module):
-        costs = flat_costs(kernel, module)
-        check = _module_attr(module, "CHECK", 1)
-        queue = _module_attr(module, "QUEUE", 64)
-        flat_row = flat_model(tr, costs, check=check, capacity=queue)
-        timing = latency_model(tr, program(kernel, module), occ["warps"] // SUB_PARTITIONS, check=check,
-                               capacity=queue)
-        rows = [dict(flat_row, label=f"{name}: flat", costs=costs, check=check, queue=queue, latency=timing,
-                     figure=min(flat_row["deals_per_s"], timing["deals_per_s"], timing["latency_bound_deals_per_s"]),
-                     **common),
-                dict(converged_model(tr, as_converged(costs)), label=f"{name}: its costs, converged (what-if)",
-                     costs=as_converged(costs), **common)]
-        rows[1]["figure"] = rows[1]["deals_per_s"]
-    else:
-        # Its shared arrays are one row of MAX_TOTAL bytes per thread (84785db: `seq`, `scratch`).
-        ways = row_conflicts(_module_attr(module, "MAX_TOTAL", 0))
-        costs = converged_costs(kernel, module)
-        row = converged_model(tr, costs, grab=_module_attr(module, "GRAB", 8), shared_ways=ways)
-        rows = [dict(row, label=f"{name}: converged", costs=costs, figure=row["deals_per_s"], **common)]
-    return rows
-
-
-def model(games: int = 100_000, kernel: str = "random_sweep", modules=(OLD, None), seed: int = 1) -> dict:
+def model(games: int = 100_000, kernel: str = "random_sweep", seed: int = 1) -> dict:
     tr = traces(games, seed)
-    rows = [row for module in modules for row in model_kernel(tr, kernel, module)]
     return dict(kind="model", kernel=kernel, games=games, seed=seed, segments_per_game=len(tr.codes) / games,
                 tricks_per_game=float(tr.tricks.mean()), max_tricks=int(tr.tricks.max()),
-                past_brent_start=int((tr.tricks > BRENT_START).sum()), capped=int(tr.capped.sum()), rows=rows,
-                machine=H200, assumptions=ASSUMPTIONS)
+                past_brent_start=int((tr.tricks > BRENT_START).sum()), capped=int(tr.capped.sum()),
+                row=model_kernel(tr, kernel), machine=H200, assumptions=ASSUMPTIONS)
 
 
 def _jsonable(x):
@@ -904,11 +691,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--kernel", default="random_sweep")
-    parser.add_argument("--module", action="append", default=None,
-                        help=f"a module with KERNELS (dotted, or COMMIT:path); repeat for several; default: {OLD} "
-                             "and the current kernel")
-    parser.add_argument("--new-module", action="append", default=[], help="a module to model besides the default ones")
+    parser.add_argument("--kernel", default="random_sweep", help="a kernel of kernels/sweep/cuda.py's KERNELS")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--fill", action="store_true",
                         help="how the default random config's GPU batch fills the device (no kernel cost model)")
@@ -924,10 +707,8 @@ def main(argv=None) -> None:
               f"shards, {f['deals']:,} deals a launch, runs of {f['grab']} deals: {f['with_work']:.1%} of the lanes "
               f"get work, busy {f['busy']:.1%} of the launch (recorded games' segments, lanes taking runs greedily)")
         return
-    modules = args.module or [OLD, None]
-    modules += [m for m in args.new_module if m not in modules]
     try:
-        r = model(args.games, args.kernel, modules, args.seed)
+        r = model(args.games, args.kernel, args.seed)
     except sass.MissingTool as error:
         sys.exit(f"warp_model.py: {error}: pip install nvidia-cuda-nvcc-cu12 nvidia-cuda-nvdisasm")
     if args.json:
@@ -938,33 +719,30 @@ def main(argv=None) -> None:
           f"{m['clock_hz'] / 1e9:.2f} GHz), {r['games']:,} random standard games of seed {r['seed']} "
           f"({r['segments_per_game']:.1f} segments and {r['tricks_per_game']:.1f} tricks a game, longest "
           f"{r['max_tricks']} tricks, {r['past_brent_start']} past brent_start, {r['capped']} cut as cycles)")
-    for row in r["rows"]:
-        p, o = row["ptxas"], row["occupancy"]
-        print(f"\n{row['label']}  [{row['module']}]")
-        print(f"  ptxas sm_90: {p['registers']} registers, {p['stack']} B stack, {p['spill_stores']} B spills, "
-              f"{p['shared']} B shared; {row['threads_per_block']} threads a block: occupancy {o['warps']} warps/SM "
-              f"({o['fraction']:.0%}, {o['blocks']} blocks, limited by {o['limit']}; CUDA's rules)")
-        print("  warp-instructions each time a warp runs a part: "
-              + "; ".join(f"{part} {c['total']:.0f}" for part, c in row["costs"].items()))
-        spent = {k: v / r["games"] * row["costs"].get(k, {}).get("total", 0) for k, v in row["runs"].items()}
-        print("  runs a deal (warp-instructions a deal): " + ", ".join(
-            f"{k} {v / r['games']:.3g} ({spent[k]:.0f})" for k, v in row["runs"].items() if v))
-        bounds = ", ".join(f"{k} {v:.0f}" for k, v in row["bounds"].items())
-        print(f"  lane utilisation {row['utilisation']:.1%} (model); {row['warp_instructions_per_deal']:.0f} "
-              f"warp-instructions a deal (model); SM-cycles a deal: {bounds}")
-        print(f"  throughput bound: {row['cycles_per_deal']:.1f} SM-cycles a deal, {row['bound']} bound: "
-              f"{row['deals_per_s'] / 1e9:.2f} G deals/s (if the {o['warps']} resident warps hid every latency)")
-        if "latency" in row:
-            t = row["latency"]
-            print(f"  latency bound: one warp alone issues one instruction every {t['alone_cycles_per_instruction']:.2f} "
-                  f"cycles (its dependent chains, in order); over the {t['warps_per_scheduler']} warps a scheduler has: "
-                  f"{t['latency_bound_cycles']:.1f} SM-cycles a deal, {t['latency_bound_deals_per_s'] / 1e9:.2f} G")
-            print(f"  the {t['warps_per_scheduler']} warps of a scheduler issuing in order (latencies, pipes held): "
-                  f"{t['issue_rate']:.2f} instructions a cycle of 1, {t['cycles_per_deal']:.1f} SM-cycles a deal, "
-                  f"{t['deals_per_s'] / 1e9:.2f} G")
-        else:
-            print("  latencies: not modelled (the kernel marks no parts)")
-        print(f"  => {row['figure'] / 1e9:.2f} G random standard deals/s on one H200 (model: the smallest)")
+    row = r["row"]
+    p, o = row["ptxas"], row["occupancy"]
+    print(f"\n{row['label']}  [{row['module']}]")
+    print(f"  ptxas sm_90: {p['registers']} registers, {p['stack']} B stack, {p['spill_stores']} B spills, "
+          f"{p['shared']} B shared; {row['threads_per_block']} threads a block: occupancy {o['warps']} warps/SM "
+          f"({o['fraction']:.0%}, {o['blocks']} blocks, limited by {o['limit']}; CUDA's rules)")
+    print("  warp-instructions each time a warp runs a part: "
+          + "; ".join(f"{part} {c['total']:.0f}" for part, c in row["costs"].items()))
+    spent = {k: v / r["games"] * row["costs"].get(k, {}).get("total", 0) for k, v in row["runs"].items()}
+    print("  runs a deal (warp-instructions a deal): " + ", ".join(
+        f"{k} {v / r['games']:.3g} ({spent[k]:.0f})" for k, v in row["runs"].items() if v))
+    bounds = ", ".join(f"{k} {v:.0f}" for k, v in row["bounds"].items())
+    print(f"  lane utilisation {row['utilisation']:.1%} (model); {row['warp_instructions_per_deal']:.0f} "
+          f"warp-instructions a deal (model); SM-cycles a deal: {bounds}")
+    print(f"  throughput bound: {row['cycles_per_deal']:.1f} SM-cycles a deal, {row['bound']} bound: "
+          f"{row['deals_per_s'] / 1e9:.2f} G deals/s (if the {o['warps']} resident warps hid every latency)")
+    t = row["latency"]
+    print(f"  latency bound: one warp alone issues one instruction every {t['alone_cycles_per_instruction']:.2f} "
+          f"cycles (its dependent chains, in order); over the {t['warps_per_scheduler']} warps a scheduler has: "
+          f"{t['latency_bound_cycles']:.1f} SM-cycles a deal, {t['latency_bound_deals_per_s'] / 1e9:.2f} G")
+    print(f"  the {t['warps_per_scheduler']} warps of a scheduler issuing in order (latencies, pipes held): "
+          f"{t['issue_rate']:.2f} instructions a cycle of 1, {t['cycles_per_deal']:.1f} SM-cycles a deal, "
+          f"{t['deals_per_s'] / 1e9:.2f} G")
+    print(f"  => {row['figure'] / 1e9:.2f} G random standard deals/s on one H200 (model: the smallest)")
     print("\nassumptions:")
     for a in r["assumptions"]:
         print(f"  - {a}")

@@ -1,12 +1,12 @@
-"""The GPU sweep's model (benchmarks/warp_model.py, benchmarks/sass.py): CUDA's occupancy rules, the recorded
-games against game2, the two schedulings on games built by hand, the SASS read by function and by region
-(each kernel compiled once for the module), and the flat loop's lane utilisation on 100,000 recorded games."""
+"""The model of the shipped GPU sweep, kernels/sweep/cuda.py (benchmarks/warp_model.py, benchmarks/sass.py): CUDA's
+occupancy rules, the recorded games against game2, the flat loop's scheduling and a scheduler's latencies on games
+and instructions built by hand, the kernel's SASS read by region and by function (each kernel compiled once for the
+module), and the figures benchmarks/README.md and docs/gpu.md give from it, on 100,000 recorded games."""
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -19,15 +19,14 @@ sys.path.insert(0, str(HERE.parent / "benchmarks"))
 
 import sass  # noqa: E402
 import warp_model  # noqa: E402
-from warp_model import (GAME_END, SEG, TRICK_END, Traces, converged, converged_model, flat, flat_model,  # noqa: E402
-                        occupancy)
+from warp_model import GAME_END, SEG, TRICK_END, Traces, flat, flat_model, occupancy  # noqa: E402
 
 
 # ---------------------------------------------------------------- occupancy
 
 @pytest.mark.parametrize("registers, threads, shared, cc, warps, limit", [
     # 98 registers: 3,136 a warp, allocated as 3,328; a sub-partition's 16,384 hold 4 warps: 16 a
-    # multiprocessor, 4 blocks of 4 warps (the kernel before the flat loop)
+    # multiprocessor, 4 blocks of 4 warps
     (98, 128, 16384, (9, 0), 16, "registers"),
     (126, 128, 16384, (9, 0), 16, "registers"),  # 4,032 -> 4,096 a warp: 4 a sub-partition
     (93, 32, 8980, (9, 0), 20, "registers"),  # 2,976 -> 3,072: 5 a sub-partition (not 65,536 / 3,072 = 21)
@@ -62,7 +61,7 @@ def games(*tricks_rounds) -> Traces:
     n = len(tricks_rounds)
     return Traces(np.array(codes, dtype=np.uint8), np.array(offsets, dtype=np.int64),
                   np.array([len(g) for g in tricks_rounds], dtype=np.int64), np.zeros(n, dtype=np.int64),
-                  np.zeros(n, dtype=bool), np.zeros(n, dtype=bool))
+                  np.zeros(n, dtype=bool))
 
 
 @pytest.fixture(scope="module")
@@ -83,9 +82,6 @@ def test_the_recorder_plays_game2s_games(recorded):
     assert (recorded.codes[recorded.offsets[1:] - 1] == GAME_END).all()
     assert (recorded.codes == GAME_END).sum() == recorded.games
     assert not recorded.capped.any() and 30 < recorded.tricks.mean() < 40
-    rounds, first = recorded.rounds()
-    assert len(rounds) == recorded.tricks.sum() and first[-1] == len(rounds)
-    assert rounds.sum() + len(rounds) == len(recorded.codes)  # a trick: its free play and its rounds
 
 
 def test_a_game_that_does_not_end_is_cut_and_marked():
@@ -97,34 +93,18 @@ def test_a_game_that_does_not_end_is_cut_and_marked():
 
 # ---------------------------------------------------------------- schedulings, by hand
 
-def test_converged_warps_wait_for_their_longest_lane():
-    # Lane 0: one trick over in its free play; lane 1: two tricks with 2 and 1 payment rounds. The warp
-    # runs 2 trick iterations with 2 and 1 payment rounds: 5 segment-iterations for 1 + 5 lane-segments.
-    tr = games((0,), (2, 1))
-    out = np.zeros(6, dtype=np.int64)
-    converged(tr.codes, tr.offsets, 2, 1000, out)
-    assert list(out) == [1, 2, 3, 6, 5, 0]
-    costs = {"trick": Counter(int=10, total=10), "payment": Counter(int=1, total=1),
-             "deal": Counter(int=60, imad=40, total=100)}
-    found = converged_model(tr, costs, lanes=2)
-    assert found["utilisation"] == pytest.approx(6 / 10)
-    assert found["warp_instructions_per_deal"] == pytest.approx((100 + 2 * 10 + 3 * 1) / 2)
-    assert found["per_deal"]["imad"] == pytest.approx(40 / 2)
-
-
 def test_a_flat_warp_starts_the_next_game_at_once():
     # Two lanes, a checkpoint every iteration: lane 0 plays game 0 (one segment) in iteration 1 and
     # then waits; lane 1 plays game 1's five segments in iterations 1-5.
     tr = games((0,), (2, 1))
     costs = {"loop": Counter(int=1, total=1), "checkpoint": Counter(int=2, total=2),
              "refill": Counter(int=50, total=50), "take": Counter(int=3, total=3),
-             "segment": Counter(int=10, total=10), "trick": Counter(int=4, total=4),
-             "finish": Counter(int=7, total=7), "pay": Counter(bits=1, total=1)}
+             "segment": Counter(int=10, total=10), "trick": Counter(int=3, bits=1, total=4),
+             "finish": Counter(int=7, total=7)}
     found = flat_model(tr, costs, check=1, lanes=2)
-    assert found["runs"] == dict(loop=5, checkpoint=6, refill=1, take=5, segment=5, free=2, pay=3, trick=3,
-                                 finish=2, brent=0)
+    assert found["runs"] == dict(loop=5, checkpoint=6, refill=1, take=5, segment=5, trick=3, finish=2, brent=0)
     assert found["utilisation"] == pytest.approx(6 / 10)
-    assert found["warp_instructions_per_deal"] == pytest.approx((5 + 12 + 50 + 15 + 50 + 12 + 14 + 3) / 2)
+    assert found["warp_instructions_per_deal"] == pytest.approx((5 + 12 + 50 + 15 + 50 + 12 + 14) / 2)
     assert found["per_deal"]["bits"] == pytest.approx(3 / 2)
     # Four games: lane 0 plays games 0, 2 and 3 while lane 1 plays its five segments.
     tr = games((0,), (2, 1), (0,), (0,))
@@ -145,19 +125,18 @@ def test_a_flat_warp_refills_by_its_rules():
 
 def test_brents_check_runs_at_the_trick_ends_past_brent_start():
     # One lane, a game of three tricks (rounds 1, 0, 2), Brent's check from the first trick on: it runs at
-    # the ends of tricks 1 and 2 (the game's end is a finish, not a check); the converged kernel runs its
-    # second and third trick iterations in Brent's loop.
+    # the ends of tricks 1 and 2 (the game's end is a finish, not a check); from the second trick on, at the
+    # end of trick 2 alone.
     tr = games((1, 0, 2))
     brent = {"brent": Counter(int=1, total=1), "trick": Counter(int=100, total=100)}
-    assert flat_model(tr, brent, check=1, lanes=1, brent_start=1)["runs"]["brent"] == 2
-    found = converged_model(tr, brent, lanes=1, brent_start=1)
-    assert found["runs"]["brent"] == 2 and found["warp_instructions_per_deal"] == 100 + 2
+    found = flat_model(tr, brent, check=1, lanes=1, brent_start=1)
+    assert found["runs"]["brent"] == 2 and found["warp_instructions_per_deal"] == 3 * 100 + 2
+    assert flat_model(tr, brent, check=1, lanes=1, brent_start=2)["runs"]["brent"] == 1
 
 
 @pytest.mark.parametrize("lanes", [1, 4, 32])
-def test_identical_games_keep_every_lane_busy_either_way(lanes):
+def test_identical_games_keep_every_lane_busy(lanes):
     tr = games(*[(1, 2, 0)] * (lanes * 5))
-    assert converged_model(tr, {}, lanes=lanes)["utilisation"] == 1
     assert flat_model(tr, {}, check=1, lanes=lanes)["utilisation"] == 1
 
 
@@ -166,15 +145,6 @@ def test_throughput_takes_the_pipe_that_binds():
     assert found["bounds"]["issue"] == 150 and found["bounds"]["alu"] == 200 and found["bounds"]["xu"] == 100
     assert found["bounds"]["lsu"] == 20 + 10 * 2
     assert found["bound"] == "alu" and found["deals_per_s"] == pytest.approx(132 * 1.98e9 / 200)
-    conflicted = warp_model.throughput(Counter(shared=20, total=20), shared_ways=16)
-    assert conflicted["bound"] == "lsu" and conflicted["cycles_per_deal"] == 320
-
-
-@pytest.mark.parametrize("row, ways", [(64, 16), (52, 1), (4, 1), (8, 2), (128, 32), (33, 1)])
-def test_rows_per_lane_in_shared_memory_share_banks(row, ways):
-    """A lane's row of `row` bytes: lane r's byte i is in bank (r * row + i) // 4 % 32."""
-    banks = Counter((r * row) // 4 % 32 for r in range(32))
-    assert warp_model.row_conflicts(row) == (max(banks.values()) if row % 4 == 0 else 1) == ways
 
 
 # ---------------------------------------------------------------- latencies, by hand
@@ -247,19 +217,9 @@ def tools_or_skip():
 
 @pytest.fixture(scope="module")
 def current(recorded):
-    """The current kernel's rows of the model (its SASS compiled once for the module)."""
+    """The shipped kernel's row of the model (its SASS compiled once for the module)."""
     tools_or_skip()
-    return warp_model.model_kernel(recorded, "random_sweep", None)
-
-
-@pytest.fixture(scope="module")
-def old(recorded):
-    """The kernel before the flat loop (84785db), from git: its converged row."""
-    tools_or_skip()
-    done = subprocess.run(["git", "cat-file", "-e", warp_model.OLD], cwd=HERE.parent, capture_output=True)
-    if done.returncode:
-        pytest.skip(f"{warp_model.OLD} is not in this clone's history")
-    return warp_model.model_kernel(recorded, "random_sweep", warp_model.OLD)
+    return warp_model.model_kernel(recorded, "random_sweep")
 
 
 def test_every_instruction_has_a_class_a_file_and_a_line(current):
@@ -279,13 +239,18 @@ def test_every_class_has_a_pipe_and_a_rate():
         sass.classify("HMMA.16816.F32")
 
 
-def test_a_profile_by_function_counts_every_instruction_once(current):
+def test_inlined_functions_keep_their_own_instructions(current):
+    """Each instruction of a function Numba inlined is attributed to that function's file and lines (what
+    BRANCH_WEIGHTS relies on to weigh dealing's branches)."""
+    from kernels import rng
     from kernels.engines import segments
 
-    found = sass.profile("random_sweep", [segments.step, "kernels.rng:mix64"])
+    listed = sass.instructions("random_sweep")
+    owners = sass.attribute(listed, [sass.span(segments.step), sass.span(rng.mix64)])
+    found = {name: sass.count([ins for ins, o in zip(listed, owners) if o == name]) for name in set(owners)}
     assert found["step"]["total"] > 50 and found["step"]["bits"] > 0  # its counts of trailing zeros
     assert found["mix64"]["imad"] > 0  # the multiplications of SplitMix64
-    assert sum(c["total"] for c in found.values()) == len(sass.instructions("random_sweep"))
+    assert sum(c["total"] for c in found.values()) == len(listed)
 
 
 def test_the_regions_of_the_flat_loop(current):
@@ -294,37 +259,22 @@ def test_the_regions_of_the_flat_loop(current):
         assert regions[name]["total"] > 0, name
     assert sum(c["total"] for c in regions.values()) == len(sass.instructions("random_sweep"))
     assert regions["segment"]["bits"] > 0
-    assert sass.registers("random_sweep") == current[0]["ptxas"]["registers"]
+    assert sass.resources("random_sweep")["registers"] == current["ptxas"]["registers"]
 
 
 def test_the_flat_loop_keeps_at_least_70_percent_of_lanes_busy(current):
-    flat_row, what_if = current
-    assert flat_row["utilisation"] >= 0.70
-    assert what_if["utilisation"] < 0.30  # the converged loops' idle lanes, as issue 30 measured
-    assert flat_row["warp_instructions_per_deal"] < what_if["warp_instructions_per_deal"]
-    assert flat_row["deals_per_s"] > 0 and flat_row["bound"] in ("issue", "alu", "fma", "xu", "lsu")
-
-
-def test_the_kernel_before_the_flat_loop(old):
-    """84785db's kernel: trick2 holds instructions of its own; its loop nest gives a payment round, a
-    trick and a deal their costs; about 18% of its lanes work (issue 30)."""
-    (row,) = old
-    found = sass.profile("random_sweep", ["kernels.engines.bitmask:trick2"], warp_model.OLD)
-    assert found["trick2"]["total"] > 100
-    costs = row["costs"]
-    assert 0 < costs["payment"]["total"] < costs["trick"]["total"] < costs["deal"]["total"]
-    assert 0.15 < row["utilisation"] < 0.21
-    assert row["ptxas"]["registers"] >= 96 and row["occupancy"]["warps"] == 16
+    assert current["utilisation"] >= 0.70
+    assert current["deals_per_s"] > 0 and current["bound"] in ("issue", "alu", "fma", "xu", "lsu")
 
 
 def test_the_occupancy_in_the_benchmarks_readme_is_the_codes(current):
     """benchmarks/README.md states each sweep kernel's registers, shared memory and occupancy as the code
     computes them."""
     text = (HERE.parent / "benchmarks" / "README.md").read_text()
-    assert current[0]["ptxas"] == sass.resources("random_sweep")
+    assert current["ptxas"] == sass.resources("random_sweep")
     for kernel in ("random_sweep", "states_sweep", "exhaustive_sweep"):
         figures = sass.resources(kernel)
-        occ = warp_model.occupancy(figures["registers"], warp_model._module_attr(None, "THREADS"), figures["shared"])
+        occ = warp_model.occupancy(figures["registers"], sass.kernel_module().THREADS, figures["shared"])
         row = next(line for line in text.splitlines() if line.startswith(f"| `{kernel}` |"))
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert int(cells[3]) == figures["registers"] and cells[4] == f"{figures['shared']:,} bytes", (kernel, figures)
@@ -348,9 +298,9 @@ def test_the_default_random_config_fills_an_h200(recorded):
 
 
 def test_latencies_cost_the_kernel_what_the_throughput_bound_leaves_out(current, recorded):
-    """The current kernel with its occupancy's warps: in-order issue, latencies and pipes make it slower
+    """The shipped kernel with its occupancy's warps: in-order issue, latencies and pipes make it slower
     than the throughput bound and no faster than one warp's chains allow; more warps a scheduler, faster."""
-    row = current[0]
+    row = current
     t = row["latency"]
     assert t["warps_per_scheduler"] == row["occupancy"]["warps"] // 4
     assert t["deals_per_s"] < row["deals_per_s"] and row["figure"] == min(
@@ -369,7 +319,7 @@ def test_the_gpu_figure_in_the_benchmarks_readme_is_the_models(current):
     """benchmarks/README.md's figure for the flat kernel is what the model prints (to 0.01 G)."""
     text = (HERE.parent / "benchmarks" / "README.md").read_text()
     row = next(line for line in text.splitlines() if line.startswith("| `kernels/sweep/cuda.py`: flat"))
-    assert f"**{current[0]['figure'] / 1e9:.2f} G**" in row, row
+    assert f"**{current['figure'] / 1e9:.2f} G**" in row, row
     import atlas_curve  # (the hunts' prices in docs/atlas.md and README.md are at this figure)
 
-    assert atlas_curve.GPU_GAMES_S == pytest.approx(current[0]["figure"], abs=0.006e9)
+    assert atlas_curve.GPU_GAMES_S == pytest.approx(current["figure"], abs=0.006e9)
