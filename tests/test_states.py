@@ -184,7 +184,8 @@ def test_an_odd_deck_is_a_states_deck(tmp_path):
 
 
 def test_a_states_run_speaks_of_states_and_shows_no_longest_game(tmp_path, capsys):
-    """Its status and its summary count states, at states/s, and show no longest game (it keeps none)."""
+    """Its status and its summary count states, at states/s, say its states are of every split (not its
+    deal space's hands), and show no longest game (it keeps none): its query hint is of its cycles."""
     from cluster.commands.search import print_report
     from cluster.coordinator import run_search
 
@@ -195,11 +196,16 @@ def test_a_states_run_speaks_of_states_and_shows_no_longest_game(tmp_path, capsy
     status = in_process("status", str(out)).stdout
     assert "states    60,000 played" in status and "deals" not in status and "longest" not in status
     assert "cycles    1 distinct: 1 new" in status  # the deck's one cycle: no source has it
+    assert f"(states, {SMALL}, states of every split)" in status and "/" not in status.split("\n")[0].split("(")[1]
     report = run_search(make_config(out, **values), resume=True)
     print_report(report, as_json=False)
     text = capsys.readouterr().out
     assert "60,000 states played" in text and "longest" not in text
     assert f"cycles: 1 distinct: 1 new (bmn cycles {out}; the new ones: bmn cycles --new {out})" in text
+    hint = next(line for line in text.splitlines() if line.startswith("query:"))
+    assert "FROM cycles" in hint and "FROM games" not in hint
+    from cluster.query import query
+    assert query([str(out)], hint.split('"')[1]).num_rows == 1  # the hint runs
 
 
 def test_the_full_camicia_decks_hunt_found_a_cycle_that_replays_and_no_balanced_deal_enters():

@@ -164,7 +164,10 @@ def print_report(report: RunReport, as_json: bool) -> int:
           + (f", {own}.parquet" if own else ""))
     if own:
         print(f"{own}:  bmn {own} {uri}")
-    print(f"query:  bmn query {uri} \"SELECT hands, cards, tricks FROM games ORDER BY cards DESC LIMIT 10\"")
+    # A strategy that keeps finite games shows its longest; one that keeps none (states, construct), its cycles.
+    sql = ("SELECT hands, cards, tricks FROM games ORDER BY cards DESC LIMIT 10" if report.finite_games else
+           "SELECT cycle_id, period_cards, closure, closest, imbalance FROM cycles ORDER BY imbalance LIMIT 10")
+    print(f"query:  bmn query {uri} \"{sql}\"")
     print("replay: bmn play HAND/HAND")
     if report.state == "interrupted":
         print(f"interrupted: resume with `bmn resume {uri}`", file=sys.stderr)

@@ -425,6 +425,27 @@ class Strategy:
         raise NotImplementedError
 
 
+class EverySplit(Strategy):
+    """A strategy whose two-player states are of every split (each cut at its own place): its deal space
+    is the deck with hands as equal as it allows (an odd deck has states too), and a run says so."""
+
+    players_why: str = ""  # why two players, and why no split, in a few words each (the sentences' ends)
+    split_why: str = ""
+
+    def deal_space(self, search, table):
+        deck = parse_deck(search.deck)
+        if search.players != 2:
+            raise BmnError(f"the {self.name} strategy {self.players_why}")
+        if search.split is not None:
+            raise BmnError(f"the {self.name} strategy {self.split_why}; leave split out")
+        if deck.total < 2:
+            return super().deal_space(search, table)  # refused by the generic checks
+        return DealSpace.of(deck, [deck.total - deck.total // 2, deck.total // 2])
+
+    def describe(self, search, space, table):
+        return f"{search.deck}, states of every split"
+
+
 class StreamShards(Strategy):
     """Strategies over the random stream: shard k = `shard_size` deals (the last shard fewer) of the
     stream (seed, k), with the strategy's own table."""

@@ -34,13 +34,12 @@ from dataclasses import dataclass
 
 from .. import construct as kc
 from ..backward import DEFAULT_MAX_STATES, closure
-from ..dealspace import DealSpace
 from ..decks import parse_deck
 from ..engines.reference import play_reference
 from ..errors import BmnError
 from ..notation import format_deal, parse_hand
 from ..play import play
-from .base import Example, Shard, ShardParams, ShardPlan, Strategy, Table, key
+from .base import EverySplit, Example, Shard, ShardParams, ShardPlan, Table, key
 from ..tally import Candidate, CycleRow, ShardResult
 
 
@@ -198,7 +197,7 @@ def _gene_choices(gene_sets, comps):
     yield from rec(0, 0, [])
 
 
-class Construct(Strategy):
+class Construct(EverySplit):
     name = "construct"
     summary = ("cycles built, not waited for: every multiset of genes of a small-hand gadget (pieces of the big hand "
                "that come back to themselves whatever lies under them) whose cards make the deck, in every order and "
@@ -213,19 +212,11 @@ class Construct(Strategy):
     Params = ConstructShard
     unit = "hands"
     finite_games = False  # every hand built lies on a cycle
-
-    def deal_space(self, search, table):
-        if search.players != 2:
-            raise BmnError("the construct strategy builds two-player cycles")
-        if search.split is not None:
-            raise BmnError("the construct strategy builds states of every split; leave split out")
-        deck = parse_deck(search.deck)
-        if deck.total < 2:
-            return super().deal_space(search, table)
-        return DealSpace.of(deck, [deck.total - deck.total // 2, deck.total // 2])
+    players_why = "builds two-player cycles"
+    split_why = "builds states of every split"
 
     def describe(self, search, space, table):
-        return f"{search.deck}, genes of {table.small} (tail {table.tail or 'none'})"
+        return f"{search.deck}, states of every split, genes of {table.small} (tail {table.tail or 'none'})"
 
     def check(self, search, space, table, where):
         Gadget(space.deck.spec(), table, where).check(where)

@@ -28,11 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..backward import DEFAULT_MAX_STATES, closure
-from ..dealspace import DealSpace
-from ..decks import parse_deck
-from ..errors import BmnError
 from ..notation import parse_deal
-from .base import Example, Shard, ShardParams, ShardPlan, StreamShards, Table, key, keys_of, shards_of
+from .base import EverySplit, Example, Shard, ShardParams, ShardPlan, StreamShards, Table, key, keys_of, shards_of
 from ..sweep import run_random_states, run_random_states_batch
 from ..tally import Candidate, CycleRow, ShardResult
 
@@ -86,7 +83,7 @@ class StatesShard(ShardParams, keys_of(StatesTable)):
     count: int
 
 
-class States(StreamShards):
+class States(EverySplit, StreamShards):
     name = "states"
     summary = ("random trick-boundary states (a random order of the deck cut at a random place, hand 1 leading): every "
                "cycle met, with its backward closure, its most nearly balanced state and its balanced deals")
@@ -100,18 +97,8 @@ class States(StreamShards):
     gpu = True
     unit = "states"
     finite_games = False  # a state is not a deal: its finished games are not tallied
-
-    def deal_space(self, search, table):
-        """The deck with hands as equal as it allows (each state is cut at its own place; an odd deck
-        has states too)."""
-        deck = parse_deck(search.deck)
-        if search.players != 2:
-            raise BmnError("the states strategy plays two-player states (backward play finds the closures)")
-        if search.split is not None:
-            raise BmnError("the states strategy cuts each state at a random place; leave split out")
-        if deck.total < 2:
-            return super().deal_space(search, table)  # refused by the generic checks
-        return DealSpace.of(deck, [deck.total - deck.total // 2, deck.total // 2])
+    players_why = "plays two-player states (backward play finds the closures)"
+    split_why = "cuts each state at a random place"
 
     def plan(self, search, space, table: StatesTable):
         def shard(k: int) -> Shard:
