@@ -44,6 +44,7 @@ from kernels.strategies import REGISTRY
 from kernels.strategies.atlas import AtlasShard
 
 from .binomial import clopper_pearson
+from .owntable import OwnTable
 from .summary import ShardSummary
 
 ATLAS = "atlas"  # the table's name, which the atlas strategy declares as its own (Strategy.own_table)
@@ -216,3 +217,18 @@ def _cycles_by_row(games: pa.Table, row_of_shard: dict[int, tuple]) -> dict[tupl
     for entries in out.values():
         entries.sort(key=lambda e: (-e[3], e[1], e[0]))
     return out
+
+
+TABLE = OwnTable(
+    name=ATLAS, schema=ATLAS_SCHEMA, build=atlas_table,
+    key=("deck", "split", "method", "unit"),  # (a deck dealt to 2 or 3 players is two rows)
+    timings=("cpu_s", "deals_per_s"),
+    order="players, penalty_cards, cards, deck, method, unit",  # smallest deck first
+    columns=("deck", "cards", "split", "method", "unit", "played", "cycling", "rate_lo", "rate_hi", "cycles",
+             "periods", "cycle_deals", "longest_cards", "cpu_s", "complete"),
+    help="the atlas of atlas runs: one row per deck",
+    description="One row per deck of atlas runs (configs/atlas.toml): its deals, those that never end, its "
+                "distinct cycles with their periods (tricks/cards) and deals, its longest game, its census "
+                "(states, cycles) where one was asked, its CPU time. Every column is in the `atlas` view of "
+                "bmn query.",
+)

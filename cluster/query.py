@@ -1,11 +1,13 @@
-"""SQL over runs: DuckDB views `games`, `cycles`, `shards`, `histogram`, `atlas` over one or more runs.
+"""SQL over runs: DuckDB views `games`, `cycles`, `shards`, `histogram` and every strategy's own table
+(`atlas`: cluster/owntable.py) over one or more runs.
 
 A finished (or stopped) run is read from its summary tables; a run that is still being written,
 or whose driver died, is read from its shard files, which are always complete. Several runs are
 queried as one: games deduplicated by deal (the first run listed wins), cycles rebuilt from those
 games (so a cycle found by two runs is one row whose `deals` counts each deal once), histograms
-added, manifests stacked with a `run` column, an atlas's decks (by deck and split)
-taken from the first run that has each.
+added, manifests stacked with a `run` column, an own table's rows (by its key: an atlas's decks by
+deck, split, method and unit) taken from the first run that has each; an own table no run keeps is
+an empty view.
 
 Queries only read: the views are in-memory Arrow tables and DuckDB's access to files is switched
 off, so no query can write to a run (or anywhere else).
@@ -24,22 +26,23 @@ import numpy as np
 import pyarrow as pa
 
 from kernels.errors import BmnError
+from kernels.strategies import REGISTRY
 
-from .atlas import ATLAS, ATLAS_SCHEMA
 from . import known
 from .known import labelled
 from .lease import is_live, read_lock
+from .owned import own_tables
+from .owntable import OwnTable
 from .plan import Plan
-from .runmeta import existing_run, read_progress, read_run_config
+from .runmeta import existing_run, read_progress, read_run_config, run_table_names
 from .summary import manifest_summaries
-from .tables import (GAMES_SCHEMA, TABLES, Ownership, build_tables, cycles_table, first_per_deal, read_contents,
-                     reported_rows)
+from .tables import GAMES_SCHEMA, Ownership, build_tables, cycles_table, first_per_deal, read_contents, reported_rows
 
 FORMATS = ("table", "csv", "json")
 
 
 def run_tables(uri: str, notes: list[str] | None = None) -> dict[str, pa.Table]:
-    """The four tables of one run, current even while it is being written. What the tables lack
+    """The tables of one run (and its strategy's own), current even while it is being written. What the tables lack
     (shards of a stopped run not done, damaged shard files) is said in `notes`."""
     store = existing_run(uri)
     lock = read_lock(store)
@@ -51,7 +54,7 @@ def run_tables(uri: str, notes: list[str] | None = None) -> dict[str, pa.Table]:
     # does not: they would be an earlier session's).
     if state in ("finished", "time limit", "interrupted") and lock is None and progress.get("tables", True):
         try:
-            tables = {name: store.read_parquet(f"{name}.parquet") for name in TABLES}
+            tables = {name: store.read_parquet(f"{name}.parquet") for name in run_table_names(read_run_config(uri))}
             # (labelled as the catalogue says now: a run of an earlier bmn has no `known` column)
             tables["cycles"] = labelled(tables["cycles"])
         except (OSError, pa.ArrowException):
@@ -84,8 +87,8 @@ def _note(notes: list[str] | None, text: str) -> None:
 
 
 def combined_tables(uris: Sequence[str], notes: list[str] | None = None) -> dict[str, pa.Table]:
-    if len(uris) == 1:
-        return run_tables(uris[0], notes)
+    if len(uris) == 1:  # (with an empty view of each own table the run does not keep)
+        return {**{name: own.schema.empty_table() for name, own in own_tables().items()}, **run_tables(uris[0], notes)}
     per_run = [run_tables(u, notes) for u in uris]
     games = first_per_deal(pa.concat_tables([t["games"].cast(GAMES_SCHEMA) for t in per_run]))
     shards = pa.concat_tables([
@@ -104,15 +107,18 @@ def combined_tables(uris: Sequence[str], notes: list[str] | None = None) -> dict
     for t in per_run:
         for shard, row in reported_rows(t["cycles"]):
             reported.setdefault(row.cycle_id, (shard, row))
-    # An atlas's rows, each (deck, split, method and unit: a deck dealt to 2 or 3 players is two rows)
-    # from the first run that has it.
-    atlas = pa.concat_tables([t["atlas"].cast(ATLAS_SCHEMA) for t in per_run])
-    if atlas.num_rows:
-        keys = [" ".join(map(str, key)) for key in zip(*(atlas[c].to_pylist() for c in ("deck", "split", "method", "unit")))]
-        _, first = np.unique(np.asarray(keys, dtype=object), return_index=True)
-        atlas = atlas.take(pa.array(np.sort(first)))
     return {"games": games, "cycles": cycles_table(games, list(reported.values())), "shards": shards,
-            "histogram": histogram, "atlas": atlas}
+            "histogram": histogram, **{name: _stacked(own, per_run) for name, own in own_tables().items()}}
+
+
+def _stacked(own: OwnTable, per_run: list[dict[str, pa.Table]]) -> pa.Table:
+    """An own table of several runs: each row (by the table's key) from the first run that has it."""
+    table = pa.concat_tables([t[own.name].cast(own.schema) for t in per_run if own.name in t] or [own.schema.empty_table()])
+    if table.num_rows:
+        keys = [" ".join(map(str, key)) for key in zip(*(table[c].to_pylist() for c in own.key))]
+        _, first = np.unique(np.asarray(keys, dtype=object), return_index=True)
+        table = table.take(pa.array(np.sort(first)))
+    return table
 
 
 def connect(tables: dict[str, pa.Table]) -> duckdb.DuckDBPyConnection:
@@ -205,18 +211,15 @@ def cycles_report(uris: Sequence[str], notes: list[str] | None = None, new: bool
         con.close()
 
 
-# What `bmn atlas` shows of the atlas table (--wide: every column).
-ATLAS_COLUMNS = ("deck", "cards", "split", "method", "unit", "played", "cycling", "rate_lo", "rate_hi", "cycles",
-                 "periods", "cycle_deals", "longest_cards", "cpu_s", "complete")
-
-
-def atlas_report(uris: Sequence[str], notes: list[str] | None = None, wide: bool = False) -> pa.Table:
-    """The atlas of atlas runs: each deck's rows (exact, sampled; deals, states), smallest deck first."""
+def own_report(own: OwnTable, uris: Sequence[str], notes: list[str] | None = None, wide: bool = False) -> pa.Table:
+    """A strategy's own table over runs of that strategy (`bmn atlas`): its command's columns (--wide: every
+    one), in its order."""
     for uri in uris:
         config = read_run_config(uri)
-        if config.strategy_def.own_table != ATLAS:
-            raise BmnError(f"{uri} is a run of the {config.strategy} strategy; bmn atlas reads runs of the atlas "
-                           f"strategy (configs/atlas.toml)")
-    columns = "*" if wide else ", ".join(ATLAS_COLUMNS)
-    return query(uris, f"SELECT {columns} FROM atlas ORDER BY players, penalty_cards, cards, deck, method, unit",
-                 notes)
+        if config.strategy_def.own_table != own.name:
+            owners = [name for name, s in REGISTRY.items() if s.own_table == own.name]
+            raise BmnError(f"{uri} is a run of the {config.strategy} strategy; bmn {own.name} reads runs of the "
+                           f"{' and '.join(owners)} strateg{'ies' if len(owners) > 1 else 'y'} "
+                           f"(configs/{owners[0]}.toml)")
+    columns = "*" if wide else ", ".join(own.columns)
+    return query(uris, f"SELECT {columns} FROM {own.name} ORDER BY {own.order}", notes)

@@ -133,5 +133,10 @@ def open_run(config: SearchConfig, store: RunStore, resume: bool) -> SearchConfi
     store.write_json(RUN_JSON, {"config": config.to_json(), "fingerprint": config.fingerprint(),
                                 "code_version": code_version(), "schema_version": SCHEMA_VERSION,
                                 "results_version": RESULTS_VERSION,
-                                "created_at": time.time(), "tables": list(TABLES)})
+                                "created_at": time.time(), "tables": run_table_names(config)})
     return config
+
+
+def run_table_names(config: SearchConfig) -> list[str]:
+    """The tables a run of this config writes: every run's, and its strategy's own if it keeps one."""
+    return [*TABLES, *([config.strategy_def.own_table] if config.strategy_def.own_table else [])]

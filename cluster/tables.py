@@ -14,7 +14,7 @@ order shards finished in, or the failures on the way):
                shard reported finding (census, cycles) even if no candidate deal enters it
     shards     the manifest, one row per shard
     histogram  finite games by length in cards, merged over shards
-    atlas      one row per deck of an atlas run (cluster/atlas.py; empty for other strategies)
+and the strategy's own table, for a strategy that keeps one (cluster/owntable.py: the atlas's).
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kernels.strategies import CycleRow, codec
+from kernels.strategies import REGISTRY, CycleRow, codec
 from kernels.tally import CLOSURE_FIELDS
 
-from .atlas import atlas_table
+from .owned import own_table
 from .figures import PlayedShard
 from .known import labelled
 from .storage import RunStore, StoreUnavailable
@@ -49,7 +49,7 @@ META_KEY = b"bmn.shards"
 READ_THREADS = 32  # shard files read at once
 # The names bmn gives shard files: one shard, or a compacted range. Any other file is not ours.
 SHARD_FILE = re.compile(r"^(\d{12}|c\d{12}-\d{12})\.parquet$")
-TABLES = ("games", "cycles", "shards", "histogram", "atlas")
+TABLES = ("games", "cycles", "shards", "histogram")  # every run's (and its strategy's own, if it keeps one)
 
 GAMES_SCHEMA = pa.schema([
     ("hands", pa.string()),
@@ -319,15 +319,23 @@ def build_tables(contents: RunContents) -> dict[str, pa.Table]:
     if games.num_rows:
         games = games.filter(pc.is_in(games["shard"], value_set=pa.array(sorted(done), pa.int64())))
         games = games.sort_by([("shard", "ascending"), ("index", "ascending"), ("hands", "ascending")])
-    every = games  # the atlas counts a sample's games as drawn (a deal drawn twice, or also played exactly, twice)
+    every = games  # an own table may count games as drawn (the atlas: a deal drawn twice, or also played exactly, twice)
     games = first_per_deal(games)
-    return {
+    tables = {
         "games": games,
         "cycles": cycles_table(games, reported_cycles(contents.summaries)),
         "shards": manifest_table(contents.summaries),
         "histogram": histogram_table(contents.summaries),
-        "atlas": atlas_table(contents.summaries, every),
     }
+    for own in owned_tables(contents.summaries):
+        tables[own.name] = own.build(contents.summaries, every)
+    return tables
+
+
+def owned_tables(summaries: dict[int, ShardSummary]) -> list:
+    """The own tables of the strategies whose shards these are (a run's: its strategy's, if it keeps one)."""
+    strategies = sorted({s.strategy for s in summaries.values() if s.strategy in REGISTRY})
+    return [own for name in strategies if (own := own_table(REGISTRY[name])) is not None]
 
 
 def first_per_deal(games: pa.Table) -> pa.Table:

@@ -101,9 +101,13 @@ def offline_run(out, **values):
 def _compared(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
     """What of a run's tables is the same on every run of its config: all but timings and placements, and
     the cycles' labels (`known`: the catalogue's word, which grows; tests/test_catalogue.py holds them)."""
+    from cluster.owned import own_tables
+
     return {"games": tables["games"], "cycles": unlabelled(tables["cycles"]), "histogram": tables["histogram"],
             "shards": tables["shards"].select(DETERMINISTIC_SHARD_COLUMNS),
-            "atlas": tables["atlas"].drop_columns(["cpu_s", "deals_per_s"])}
+            # (an own table the run does not keep: empty, as every run once wrote it)
+            **{name: tables.get(name, own.schema.empty_table()).drop_columns(list(own.timings))
+               for name, own in own_tables().items()}}
 
 
 def unlabelled(cycles: pa.Table) -> pa.Table:

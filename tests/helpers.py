@@ -48,3 +48,27 @@ def seat_views(deal) -> set:
     for rec in trace_reference(deal):
         views.add((rec.hands[rec.leader], rec.hands[1 - rec.leader]))
     return views
+
+
+def reference_problems(text: str, strategy) -> list[str]:
+    """What docs/strategies.md (its text) lacks of a strategy: its row of the strategies' table, showing its
+    summary word for word, and a row for each of its keys with its default as a config writes it."""
+    import json
+    import re
+
+    name = strategy.name
+    rows = dict(re.findall(r"^\| `(\w+)` \| (.+?) \| `configs/\w+\.toml` \|$", text, re.M))
+    problems = [] if rows.get(name) == strategy.summary else [f"the {name} row of the strategies' table"]
+    if strategy.params and f"**`[{name}]`**" not in text:
+        return problems + [f"the keys of [{name}]"]
+    table = text.split(f"**`[{name}]`**", 1)[-1].split("**`[", 1)[0]
+    for param in strategy.params:
+        row = re.search(rf"^\| `{param.name}` \| ([^|]*) \|", table, re.M)
+        default = param.default
+        expected = {None: "none", True: "true", False: "false"}.get(default, None) \
+            if default is None or isinstance(default, bool) else \
+            (f'"{default}"' if isinstance(default, str) else json.dumps(default) if isinstance(default, list)
+             else str(default))
+        if not row or row.group(1).replace("_", "") != expected:
+            problems.append(f"[{name}] {param.name}: {row.group(1) if row else 'no row'} (default {expected})")
+    return problems

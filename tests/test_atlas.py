@@ -19,7 +19,8 @@ from cluster.atlas import runs
 from cluster.config import build_config
 from cluster.coordinator import run_search
 from cluster.plan import Plan
-from cluster.query import atlas_report, query
+from cluster.atlas import TABLE as ATLAS_TABLE
+from cluster.query import own_report, query
 from kernels.dealspace import DealSpace
 from kernels.decks import parse_deck
 from kernels.engines.reference import play_reference
@@ -234,7 +235,7 @@ def test_configs_atlas_runs_on_ray_and_reads_back(ray_address, tmp_path):
            [{"n": sum(r["infinite"] for r in rows)}]
     # Two runs as one: each deck once, from the first run that has it; the same deck dealt to three
     # players is a row of its own.
-    assert atlas_report([str(out), str(out)]).num_rows == 13
+    assert own_report(ATLAS_TABLE, [str(out), str(out)]).num_rows == 13
     # An atlas run stopped and resumed gives the tables of one that was not (three players here).
     three = tmp_path / "three"
     config = make_config(three, strategy="atlas", deck=CAMICIA_STYLE, players=3, workers=2, shard_size=20_000,
@@ -250,7 +251,7 @@ def test_configs_atlas_runs_on_ray_and_reads_back(ray_address, tmp_path):
     report = run_search(config, resume=True)
     assert (report.state, report.shards_done) == ("finished", 1 + 1 + 5)
     assert_same_tables(tables_of(three), direct_tables(config))
-    both = atlas_report([str(out), str(three)]).to_pylist()
+    both = own_report(ATLAS_TABLE, [str(out), str(three)]).to_pylist()
     assert [(r["deck"], r["split"], r["unit"]) for r in both if r["deck"] == "0:6,1:2,2:2,3:2"] == [
         ("0:6,1:2,2:2,3:2", "6/6", "deal"), ("0:6,1:2,2:2,3:2", "6/6", "state"), ("0:6,1:2,2:2,3:2", "4/4/4", "deal")]
     assert len(both) == 13 + 3
@@ -262,7 +263,9 @@ def test_bmn_atlas_on_a_run_of_another_strategy(ray_address, tmp_path):
     done = subprocess.run([str(BMN), "atlas", str(out)], capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert "a run of the exhaustive strategy; bmn atlas reads runs of the atlas strategy" in done.stderr
-    assert tables_of(out)["atlas"].num_rows == 0
+    # A run of a strategy that keeps no table of its own writes none; a query over it has the view, empty.
+    assert "atlas" not in tables_of(out) and not (out / "atlas.parquet").exists()
+    assert query([str(out)], "SELECT count(*) AS n FROM atlas").to_pylist() == [{"n": 0}]
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "benchmarks" / "atlas").glob("*.toml")), ids=lambda p: p.stem)

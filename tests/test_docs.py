@@ -19,6 +19,8 @@ from cluster.cli import build_parser, protect_positionals
 from cluster.config import SearchConfig
 from kernels.strategies import REGISTRY
 
+from helpers import reference_problems
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOCUMENTS = [README, *sorted((ROOT / "docs").glob("*.md")), ROOT / "benchmarks" / "README.md", ROOT / "CHANGELOG.md"]
@@ -112,19 +114,7 @@ def test_the_strategy_reference_lists_every_strategy_and_key():
     for key in (f.name for f in dataclasses.fields(SearchConfig) if not f.name.startswith("_")):
         assert key in internal or key in rows, f"docs/strategies.md, Config keys: {key}"
     for name, strategy in REGISTRY.items():
-        assert f"| `{name}` |" in text, name
-        if strategy.params:
-            table = text.split(f"**`[{name}]`**", 1)[1].split("**`[", 1)[0]
-            for param in strategy.params:
-                row = re.search(rf"^\| `{param.name}` \| ([^|]*) \|", table, re.M)
-                assert row, f"docs/strategies.md, [{name}]: {param.name}"
-                shown = row.group(1).replace("_", "")
-                default = param.default
-                expected = {None: "none", True: "true", False: "false"}.get(default, None) \
-                    if default is None or isinstance(default, bool) else \
-                    (f'"{default}"' if isinstance(default, str) else json.dumps(default) if isinstance(default, list)
-                     else str(default))
-                assert shown == expected, f"docs/strategies.md, [{name}] {param.name}: {shown} != {expected}"
+        assert not reference_problems(text, strategy), f"docs/strategies.md: {reference_problems(text, strategy)}"
 
 
 def test_the_layout_names_every_module():

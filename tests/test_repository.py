@@ -65,6 +65,7 @@ TESTED_ELSEWHERE = {
     # the cluster: searches on a local Ray, what they write, how they resume
     "cluster.status": ["test_cluster.py", "test_faults.py", "test_query.py"],
     "cluster.compact": ["test_query.py"],
+    "cluster.owntable": ["test_owned.py", "test_atlas.py"],  # the own table's declaration: the lookup's tests use it
     # the kernels' package: RESULTS_VERSION and the Numba cache folder
     "kernels": ["test_results_version.py", "test_numba_cache.py"],
     # engines: every engine of the table held to the reference, through every way of calling it
@@ -156,9 +157,13 @@ def imports() -> dict[str, set[str]]:
                     target = target.rpartition(".")[0]
                 if target and target != name:
                     graph[name].add(target)
-    # The strategy registry imports every module of its package by name (kernels/strategies/__init__.py
-    # `discover`, the one import by name): those are its edges.
+    # The two imports by name, and their edges: the strategy registry imports every module of its package
+    # (kernels/strategies/__init__.py `discover`); cluster/owned.py the cluster module a strategy's own
+    # table names.
+    from kernels.strategies import REGISTRY
+
     graph["kernels.strategies"] |= {m for m in found if m.count(".") == 2 and m.startswith("kernels.strategies.")}
+    graph["cluster.owned"] |= {f"cluster.{s.own_table}" for s in REGISTRY.values() if s.own_table}
     return graph
 
 
@@ -184,12 +189,12 @@ def test_the_import_graph_has_no_circle_and_cluster_modules_stay_short():
 
 def test_no_module_is_imported_by_name_nor_bound_by_introspection():
     """An import by name (`import_module`) would hide an edge from the import graph above (a circle
-    through it went unseen once): the strategy registry's discovery is the one, and the graph holds its
-    edges; a strategy's parameters are typed values passed by name, never fitted to a signature; and
+    through it went unseen once): the strategy registry's discovery and the own tables' lookup are the
+    two, and the graph holds their edges; a strategy's parameters are typed values passed by name, never fitted to a signature; and
     kernels/ never reads the cluster's config (it plans from plain values)."""
     sources = {p: p.read_text() for folder in ("kernels", "cluster") for p in sorted((ROOT / folder).rglob("*.py"))}
     by_name = [p for p, text in sources.items() if "import_module" in text or "__import__(" in text]
-    assert by_name == [ROOT / "kernels" / "strategies" / "__init__.py"]
+    assert sorted(by_name) == [ROOT / "cluster" / "owned.py", ROOT / "kernels" / "strategies" / "__init__.py"]
     assert not [str(p) for p, text in sources.items() if "inspect.signature" in text]
     assert not [f"{p}:{n}" for p, text in sources.items() if p.is_relative_to(ROOT / "kernels")
                 for n, line in enumerate(text.splitlines(), 1) if re.search(r"\bconfig\.", line)]

@@ -23,6 +23,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from cluster.owned import own_table  # noqa: E402
 from kernels.strategies import REGISTRY, Strategy  # noqa: E402
 
 from cluster_helpers import DETERMINISTIC_SHARD_COLUMNS, direct_tables, example_config, unlabelled  # noqa: E402
@@ -34,9 +35,9 @@ def digest(strategy: Strategy, tmp: Path) -> str:
     tables["cycles"] = unlabelled(tables["cycles"])  # (the catalogue's labels are not results)
     parts = [tables[t].to_pylist() for t in ("games", "cycles", "histogram")]
     parts.append(tables["shards"].select(DETERMINISTIC_SHARD_COLUMNS).to_pylist())
-    own = tables.get(strategy.own_table)
-    if own is not None and own.num_rows:
-        parts.append(own.drop_columns([c for c in ("cpu_s", "deals_per_s") if c in own.column_names]).to_pylist())
+    own = own_table(strategy)
+    if own is not None and tables[own.name].num_rows:
+        parts.append(tables[own.name].drop_columns(list(own.timings)).to_pylist())
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 

@@ -20,7 +20,7 @@ from kernels.strategies.deals import DealsShard
 from kernels.strategies.exhaustive import ExhaustiveShard
 
 from cluster_helpers import example_config
-from helpers import CASELLA, STANDARD, space
+from helpers import CASELLA, STANDARD, reference_problems, space
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,9 +72,7 @@ def test_every_strategy_is_declared_completely(name):
     assert [p.name for p in strategy.params] == [f.name for f in dataclasses.fields(strategy.Table)]
     assert set(strategy.keys) <= set(OPTIONAL_KEYS)
     assert (ROOT / "configs" / f"{name}.toml").exists()
-    table = (ROOT / "docs" / "strategies.md").read_text()
-    rows = dict(re.findall(r"^\| `(\w+)` \| (.+?) \| `configs/\w+\.toml` \|$", table, re.M))
-    assert rows.get(name) == strategy.summary, f"docs/strategies.md, The strategies: the {name} row"
+    assert not reference_problems((ROOT / "docs" / "strategies.md").read_text(), strategy)
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
@@ -136,3 +134,75 @@ def test_every_strategy_plans_and_plays_a_shard_from_kernels_alone(tmp_path):
         result = worker_run_shard(config.deck, plan.space.split, plan.shard(0))
         assert (result.deals, len(result.candidates)) == (played_deals, candidates), name
         assert played_deals > 0 or name in ("ancestors", "extend"), name  # (those two play no deals of their own)
+
+
+# The worked example of docs/development.md ("Adding a strategy"): its blocks, each headed by the file it
+# is, are all of a new strategy; written into a temporary folder of the registry's package, the strategy is
+# found, checked, planned, played, pinned, tested and documented with nothing else changed.
+
+def worked_example() -> dict[str, str]:
+    """The worked example's files: path -> text (each block's first line names its file)."""
+    section = (ROOT / "docs" / "development.md").read_text().split("## Adding a strategy\n", 1)[1].split("\n## ", 1)[0]
+    files = {}
+    for block in re.findall(r"^```\w+\n(.*?)^```$", section, re.M | re.S):
+        head, body = block.split("\n", 1)
+        path = re.match(r"(?:# |<!-- )([\w/.]+)", head).group(1).rstrip(":")
+        files[path] = body if path.endswith(".md") else block
+    return files
+
+
+def test_the_worked_example_of_a_new_strategy_needs_only_its_own_files(tmp_path, monkeypatch):
+    import importlib
+    import json
+    import sys
+
+    import kernels.strategies as package
+    from cluster.config import build_config, load_toml, resolve
+    from cluster.plan import Plan
+    from cluster_helpers import direct_tables
+    from kernels.strategies import codec, discover
+    from kernels.strategies.base import WARM_GROUPS
+    from test_results_version import digest
+
+    files = worked_example()
+    assert set(files) == {"kernels/strategies/cuts.py", "configs/cuts.toml", "tests/test_cuts.py", "docs/strategies.md"}
+    folder = tmp_path / "strategies"
+    folder.mkdir()
+    (folder / "cuts.py").write_text(files["kernels/strategies/cuts.py"])
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(folder)])
+    monkeypatch.delitem(sys.modules, "kernels.strategies.cuts", raising=False)
+    found = discover()
+    assert list(found) == sorted([*REGISTRY, "cuts"])  # found beside the others, nothing else told
+    cuts = found["cuts"]
+    monkeypatch.setitem(REGISTRY, "cuts", cuts)
+    try:
+        # Its config, checked as any: its table typed, a bad key one sentence.
+        (tmp_path / "cuts.toml").write_text(files["configs/cuts.toml"])
+        values = {**load_toml(str(tmp_path / "cuts.toml")), "out": str(tmp_path / "run"), "progress": False}
+        config = resolve(build_config(values))
+        assert config.table() == cuts.Table(step=4) and Plan(config).count == 3
+        with pytest.raises(BmnError, match=r"unknown key 'stride' in \[cuts\]; known keys are step"):
+            build_config({**values, "cuts": {"stride": 2}})
+        # Its search: the tables the kernels give, as its pin says (its results test passes as written).
+        tables = direct_tables(config)
+        assert tables["games"].num_rows == 13 and tables["games"]["outcome"].to_pylist().count("cycle") == 1
+        assert digest(cuts, tmp_path) == cuts.example.pin and cuts.warm_group in WARM_GROUPS
+        # Its shards' parameters: written and read back by the codec, a value of the wrong type refused.
+        params = Plan(config).shard(1).params
+        assert codec.decode(cuts, codec.encode(params)) == params
+        with pytest.raises(ValueError, match="step must be a whole number"):
+            codec.decode(cuts, codec.encode(params).replace('"step": 4', '"step": "4"'))
+        cuts.warm_up(Plan(config).space)
+        # Its test, as the block writes it.
+        (tmp_path / "test_cuts.py").write_text(files["tests/test_cuts.py"])
+        spec = importlib.util.spec_from_file_location("test_cuts_example", tmp_path / "test_cuts.py")
+        test = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(test)
+        ran = [getattr(test, name)() for name in dir(test) if name.startswith("test_")]
+        assert len(ran) == 1
+        # Its docs section holds its row and keys as docs/strategies.md's checks want them; a wrong row fails.
+        assert not reference_problems(files["docs/strategies.md"], cuts)
+        assert reference_problems(files["docs/strategies.md"].replace("every cut", "each cut"), cuts)
+        assert json.loads(codec.encode(params))["deal"] == config.deal
+    finally:
+        sys.modules.pop("kernels.strategies.cuts", None)

@@ -1,4 +1,4 @@
-"""`bmn query`, `bmn top`, `bmn cycles`, `bmn atlas`, `bmn compact`: looking at results."""
+"""`bmn query`, `bmn top`, `bmn cycles`, each own table's command (`bmn atlas`), `bmn compact`: looking at results."""
 
 from __future__ import annotations
 
@@ -8,15 +8,16 @@ import sys
 from kernels.errors import BmnError
 
 from ..compact import DEFAULT_SHARDS_PER_FILE, compact
-from ..query import FORMATS, atlas_report, cycles_report, format_table, query, top_games
+from ..owned import own_tables
+from ..query import FORMATS, cycles_report, format_table, own_report, query, top_games
 from .catalogue import add_catalogue_option, say_contradictions
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "query",
-        help="SQL over runs' tables (games, cycles, shards, histogram, atlas)",
-        description="Run SQL (DuckDB) over the views games, cycles, shards, histogram and atlas of one or "
+        help=f"SQL over runs' tables (games, cycles, shards, histogram, {', '.join(own_tables())})",
+        description=f"Run SQL (DuckDB) over the views games, cycles, shards, histogram and {', '.join(own_tables())} of one or "
         "more runs (directories or s3:// URIs), finished or still running. Several runs are queried "
         "as one: games deduplicated by deal, cycles by cycle_id. Queries never modify a run.",
         epilog='example: bmn query runs/local "SELECT cards, tricks, hands FROM games ORDER BY cards DESC LIMIT 5"',
@@ -44,15 +45,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_catalogue_option(p)
     p.set_defaults(handler=cmd_cycles)
 
-    p = sub.add_parser("atlas", help="the atlas of atlas runs: one row per deck",
-                       description="One row per deck of atlas runs (configs/atlas.toml): its deals, those that "
-                       "never end, its distinct cycles with their periods (tricks/cards) and deals, its longest "
-                       "game, its census (states, cycles) where one was asked, its CPU time. Every column is in "
-                       "the `atlas` view of bmn query.")
-    p.add_argument("runs", nargs="+", metavar="RUN")
-    p.add_argument("--wide", action="store_true", help="every column (composition, longest deal, speed)")
-    p.add_argument("--format", default="table", choices=FORMATS)
-    p.set_defaults(handler=lambda a: _print_with_notes(lambda notes: atlas_report(a.runs, notes, a.wide), a.format))
+    for own in own_tables().values():  # a strategy's own table (the atlas): its command, of its name
+        p = sub.add_parser(own.name, help=own.help, description=own.description)
+        p.add_argument("runs", nargs="+", metavar="RUN")
+        p.add_argument("--wide", action="store_true", help="every column")
+        p.add_argument("--format", default="table", choices=FORMATS)
+        p.set_defaults(handler=lambda a, own=own: _print_with_notes(
+            lambda notes: own_report(own, a.runs, notes, a.wide), a.format))
 
     p = sub.add_parser("compact", help="merge a run's small shard files into large ones")
     p.add_argument("run", metavar="RUN")

@@ -1,0 +1,86 @@
+"""A strategy's own table (cluster/owned.py, cluster/owntable.py): found through the one hook, the cluster
+module its `own_table` names; built, viewed and given a command by name, for its runs only."""
+
+from __future__ import annotations
+
+import sys
+
+import pyarrow as pa
+import pytest
+
+import cluster
+from cluster.atlas import TABLE as ATLAS
+from cluster.cli import build_parser
+from cluster.owned import own_table, own_tables
+from cluster.query import connect
+from kernels.strategies import REGISTRY
+from kernels.strategies.random import Random
+
+from cluster_helpers import direct_tables, make_config
+
+LENGTHS = '''
+import pyarrow as pa
+
+from .owntable import OwnTable
+
+SCHEMA = pa.schema([("shard", pa.int64()), ("deals", pa.int64()), ("elapsed_s", pa.float64())])
+
+
+def build(summaries, games):
+    rows = [{"shard": k, "deals": s.deals, "elapsed_s": s.elapsed_s} for k, s in sorted(summaries.items()) if s.done]
+    return pa.Table.from_pylist(rows, schema=SCHEMA)
+
+
+TABLE = OwnTable(name=NAME, schema=SCHEMA, build=build, key=("shard",), timings=("elapsed_s",), order="shard",
+                 columns=("shard", "deals"), help="each shard's deals", description="Each shard's deals.")
+'''
+
+
+def test_the_atlas_keeps_its_table_and_no_other_strategy_does():
+    assert own_table(REGISTRY["atlas"]) is ATLAS and list(own_tables()) == ["atlas"]
+    assert all(own_table(s) is None for name, s in REGISTRY.items() if name != "atlas")
+
+
+@pytest.fixture
+def plugin(tmp_path, monkeypatch):
+    """A table module written into a temporary folder of the cluster package: its name -> its TABLE's name."""
+    monkeypatch.setattr(cluster, "__path__", [*cluster.__path__, str(tmp_path)])
+    written = []
+
+    def write(module: str, name: str) -> None:
+        (tmp_path / f"{module}.py").write_text(f"NAME = {name!r}\n" + LENGTHS)
+        written.append(f"cluster.{module}")
+    yield write
+    for module in written:
+        sys.modules.pop(module, None)
+
+
+def strategy(own: str) -> Random:
+    class Lengths(Random):
+        name = "lengths"
+        own_table = own
+    return Lengths()
+
+
+def test_a_new_strategys_own_table_is_built_viewed_and_given_its_command(plugin, monkeypatch, tmp_path):
+    plugin("lengths", "lengths")
+    lengths = strategy("lengths")
+    monkeypatch.setitem(REGISTRY, "lengths", lengths)
+    assert list(own_tables()) == ["atlas", "lengths"]
+    tables = direct_tables(make_config(tmp_path / "run", strategy="lengths", deals=300, shard_size=100, min_cards=10))
+    assert "atlas" not in tables and tables["lengths"].to_pylist() == [
+        {"shard": k, "deals": 100, "elapsed_s": tables["lengths"]["elapsed_s"][k].as_py()} for k in range(3)]
+    with connect({**tables, "atlas": ATLAS.schema.empty_table()}) as con:
+        assert con.sql("SELECT sum(deals) AS n FROM lengths").to_arrow_table().to_pylist() == [{"n": 300}]
+    parser = build_parser()
+    assert parser.parse_args(["lengths", "runs/x", "--wide"]).wide
+    with pytest.raises(SystemExit):
+        parser.parse_args(["lengths"])  # (a run to read is needed)
+
+
+def test_a_table_module_whose_table_is_not_the_one_named_is_refused(plugin):
+    plugin("wrong", "other")
+    with pytest.raises(TypeError, match="cluster.wrong.TABLE must be an OwnTable named 'wrong'"):
+        own_table(strategy("wrong"))
+    with pytest.raises(ModuleNotFoundError):
+        own_table(strategy("absent"))
