@@ -1,15 +1,9 @@
 """The coordinator: the run loop. It hands a plan's shards to the pool of Ray actors (pool.py: the
 actors, their scaling, loss, retries and deadlines) and has what comes back written (writer.py).
 
-One path for data, a shard in four forms (docs/development.md draws it):
-    Shard         (kernels/strategies/base.py) what shard k computes: the plan's, its parameters one typed
-                  value of its strategy's (`Params`), sent to an actor as it is
-    ShardResult   (kernels/tally.py) what the kernels computed, in the actor
-    PlayedShard   (figures.py) what the actor sends back: the shard's candidate deals (plain values) and
-                  its figures; the pool hands it over in an `Outcome` (or the shard's last error)
-    ShardSummary  (summary.py) the shard's record, made here from its figures, written with its games rows
-                  (tables.py) in the shard file, in one step (writer.py); the summary tables are rebuilt
-                  from those files at the end (and whenever asked)
+A shard's path from the plan to its file, in five forms (Shard, ShardResult, PlayedShard, ShardSummary, the
+shard file), is drawn in docs/development.md ("The path of a shard"): the pool hands the loop each shard as
+a `PlayedShard` (done, or given up), and the loop makes its `ShardSummary` and has its file written.
 
 The cluster may change under a search:
 - `workers = 0` follows the cluster: one actor per CPU it has, now or later. While it has none the
@@ -59,9 +53,9 @@ from .config import SearchConfig
 from .lease import Lease
 from .audit import Audits
 from .course import Course, ProgressFile, Stop
-from .figures import game_json
+from .figures import PlayedShard, game_json
 from .plan import Plan
-from .pool import Outcome, ShardPool
+from .pool import ShardPool
 from .progress import ProgressView
 from .raycluster import ClusterHealth, cluster_address, connect, request_capacity, withdraw_capacity
 from .runmeta import check_new_run_folder, open_run
@@ -201,8 +195,8 @@ class Coordinator:
             # the loop, as every earlier one was.
             self._count_written(wait_all=True)
             return ended
-        for outcome in self.pool.wait(course.wait_s(time.time())):
-            self._record(outcome)
+        for played in self.pool.wait(course.wait_s(time.time())):
+            self._record(played)
         self._read_pool()
         if time.time() - self._last_health >= HEALTH_S:
             self.lost = self.health.problem()
@@ -294,40 +288,38 @@ class Coordinator:
             return "waiting for the cluster to place the workers"
         return ""
 
-    def _record(self, outcome: Outcome) -> None:
-        """A shard's outcome from the pool: its summary made (done, or given up), its file written. A GPU
+    def _record(self, played: PlayedShard) -> None:
+        """A shard back from the pool: its summary made (done, or given up), its file written. A GPU
         shard the run audits is held while a CPU actor plays it again (cluster/audit.py)."""
-        if outcome.audit:
-            self._audited(outcome)
+        if played.audit:
+            self._audited(played)
             return
-        if self.audits.wants(outcome):
-            self.audits.held[outcome.shard.id] = outcome
-            self.pool.audit(outcome.shard)
+        if self.audits.wants(played):
+            self.audits.held[played.shard.id] = played
+            self.pool.audit(played.shard)
             return
-        self._write(outcome)
+        self._write(played)
 
-    def _audited(self, cpu: Outcome) -> None:
+    def _audited(self, cpu: PlayedShard) -> None:
         """A GPU shard's audit back: the GPU's result written if the CPU's equals it; else the CPU's written and
         the search stopped, naming the shard, the GPU worker and its device. An audit that could not be played
         leaves the GPU's result, said unaudited."""
-        gpu_worker = self.audits.held[cpu.shard.id].played.figures.worker
-        outcome, mark, what = self.audits.back(cpu)
-        if cpu.played is None:
+        gpu_worker = self.audits.held[cpu.shard.id].figures.worker
+        played, mark, what = self.audits.back(cpu)
+        if not cpu.done:
             self.progress.say(f"bmn: the audit of shard {cpu.shard.id} could not be played ({cpu.error}); its GPU "
                               f"result is kept unaudited")
-        self._write(outcome, audit=mark)
+        self._write(played, audit=mark)
         if what is not None:
             raise BmnError(f"the GPU worker {gpu_worker} ({self.pool.device_of(gpu_worker)}) computed shard "
                            f"{cpu.shard.id} differently from a CPU ({what}); the CPU's result is written, and the search "
                            f"stops: check that GPU (`bmn resume {self.store.uri} --device cpu` goes on without GPUs)")
 
-    def _write(self, outcome: Outcome, audit: str | None = None) -> None:
-        shard, played = outcome.shard, outcome.played
-        summary = ShardSummary.of(shard, played and played.figures, attempts=outcome.attempts,
-                                  run=self.owner.fingerprint, error=outcome.error, audit=audit)
-        self.session_deals += summary.deals
-        rows = games_table(played) if played is not None else GAMES_SCHEMA.empty_table()
-        rel = shard_file_name(shard.id)
+    def _write(self, played: PlayedShard, audit: str | None = None) -> None:
+        summary = ShardSummary.of(played, run=self.owner.fingerprint, audit=audit)
+        self.session_deals += summary.figures.counts.deals
+        rows = games_table(played) if played.done else GAMES_SCHEMA.empty_table()
+        rel = shard_file_name(played.shard.id)
         self._read.pop(rel, None)  # a shard recomputed now: its file is read again at the end
         self.writer.write(rel, shard_file_table(rows, [summary]), summary)
 
@@ -344,7 +336,7 @@ class Coordinator:
         return {
             "elapsed_s": round(time.time() - self.t0, 2), "shards_total": self.plan.count,
             "shards_done": self.totals.done, "shards_failed": self.totals.failed,
-            "shards_in_flight": self.pool_report.in_flight, "deals": self.totals.deals, "cards": self.totals.cards,
+            "shards_in_flight": self.pool_report.in_flight, "deals": self.totals.counts.deals, "cards": self.totals.counts.cards,
             "new_shards": self.new, "session_deals": self.session_deals, "longest": self.totals.longest_cards,
             "best": self.totals.best and game_json(self.totals.best), "cycles": len(self.totals.cycle_ids),
             "workers": self.pool_report.workers,
@@ -390,7 +382,7 @@ class Coordinator:
         else:  # (an interrupted search writes no tables: its cycles as the shards name them)
             labels, contradictions = known.labels_of(t.cycle_ids, None), []
         strategy = self.plan.strategy
-        return RunReport(self.store.uri, state, self.plan.count, t.done, t.failed, t.deals, t.cards,
+        return RunReport(self.store.uri, state, self.plan.count, t.done, t.failed, t.counts.deals, t.counts.cards,
                          round(time.time() - self.t0, 2), len(t.cycle_ids), [game_json(g) for g in t.longest],
                          self.new, self.session_deals, round(work, 3), list(self.set_aside), strategy.own_table,
                          list(self.missing), strategy.unit, strategy.finite_games, labels, contradictions)

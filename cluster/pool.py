@@ -59,21 +59,6 @@ AUTO_FIRST_S = 3600.0  # before any shard has been measured
 START_WAIT_S = 600.0  # how long a fixed number of workers may wait to be placed at all
 
 
-class Outcome(NamedTuple):
-    """What became of a shard: played (what its worker sent back), or given up after its last try (its
-    error)."""
-
-    shard: Shard
-    attempts: int
-    played: PlayedShard | None = None
-    error: str | None = None
-    audit: bool = False  # a GPU shard's audit: played again on a CPU actor (`ShardPool.audit`)
-
-    @property
-    def done(self) -> bool:
-        return self.played is not None
-
-
 class PoolReport(NamedTuple):
     """What the pool tells the run loop (`ShardPool.report`)."""
 
@@ -241,7 +226,7 @@ class ShardPool:
                 self.in_flight[ref] = (batch, actor)
         return exhausted
 
-    def wait(self, timeout: float) -> list[Outcome]:
+    def wait(self, timeout: float) -> list[PlayedShard]:
         """Wait up to `timeout` s for actors to start or shards to return; the outcomes (done or
         given up) of those that did. Also enforces the shard deadline and the placing wait."""
         waiting = list(self.in_flight) + [a.warm_ref for a in self.actors if a.alive and not a.ready]
@@ -250,7 +235,7 @@ class ShardPool:
         else:
             time.sleep(timeout)
             ready = []
-        outcomes: list[Outcome] = []
+        outcomes: list[PlayedShard] = []
         for ref in ready:
             outcomes += self._collect(ref)
         outcomes += self._expire()
@@ -263,7 +248,7 @@ class ShardPool:
         return AUTO_FIRST_S if self.slowest is None else max(AUTO_MIN_S, AUTO_FACTOR * self.slowest)
 
     # -- inside -----------------------------------------------------------------------------------
-    def _collect(self, ref) -> list[Outcome]:
+    def _collect(self, ref) -> list[PlayedShard]:
         for actor in self.actors:
             if actor.warm_ref == ref and not actor.ready:
                 if not actor.alive:
@@ -314,13 +299,13 @@ class ShardPool:
             self.slowest = max(self.slowest or 0.0, played.figures.elapsed_s)
             audit = actor.kind == "cpu" and shard.id in self.auditing
             self.auditing.discard(shard.id) if audit else None
-            outcomes.append(Outcome(shard, self.attempts[shard.id], played, audit=audit))
+            outcomes.append(played._replace(shard=shard, attempts=self.attempts[shard.id], audit=audit))
         return outcomes
 
-    def _expire(self) -> list[Outcome]:
+    def _expire(self) -> list[PlayedShard]:
         """Kill the actors stuck on a shard past the deadline; their shards go back."""
         now = self.clock()
-        outcomes: list[Outcome] = []
+        outcomes: list[PlayedShard] = []
         for actor in self.actors:
             if not (actor.alive and actor.queue and actor.busy_since is not None):
                 continue
@@ -383,13 +368,13 @@ class ShardPool:
         actor.busy_since = None
         return shards
 
-    def _retry_or_give_up(self, shard: Shard, error: str) -> list[Outcome]:
+    def _retry_or_give_up(self, shard: Shard, error: str) -> list[PlayedShard]:
         audit = shard.id in self.auditing
         if self.attempts[shard.id] < self.max_attempts:
             (self.retry_cpu if audit else self.retry).append(shard)  # (an audit on a CPU actor again)
             return []
         self.auditing.discard(shard.id)
-        return [Outcome(shard, self.attempts[shard.id], error=error, audit=audit)]
+        return [PlayedShard.given_up(shard, self.attempts[shard.id], error, audit)]
 
     def audit(self, shard: Shard) -> None:
         """Play a shard a GPU actor played again, on a CPU actor (its outcome comes back with `audit` set)."""

@@ -33,7 +33,7 @@ class WriteFailed(BmnError):
     pass
 
 
-class PendingWrite(NamedTuple):
+class _Pending(NamedTuple):
     """A shard file handed over and not yet taken: its write, its path in the run, its summary."""
 
     future: futures.Future
@@ -46,11 +46,11 @@ class ShardWriter:
         self.store = store
         self.totals = totals  # the run's: a shard is added once its file is written
         self.threads = futures.ThreadPoolExecutor(threads, thread_name_prefix="bmn-write")
-        self.writes: collections.deque[PendingWrite] = collections.deque()  # handed over, not yet taken; oldest first
+        self.writes: collections.deque[_Pending] = collections.deque()  # handed over, not yet taken; oldest first
 
     def write(self, rel: str, table: pa.Table, summary: ShardSummary) -> None:
         """Start writing one shard's file (`rel`, in the run): its table, the summary in its metadata."""
-        self.writes.append(PendingWrite(self.threads.submit(self.store.write_parquet, rel, table), rel, summary))
+        self.writes.append(_Pending(self.threads.submit(self.store.write_parquet, rel, table), rel, summary))
 
     def written(self, wait_all: bool = False, until: float | None = None) -> Iterator[ShardSummary]:
         """The summaries of the shards whose files are written, in the order they were handed over, each

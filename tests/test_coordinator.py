@@ -14,7 +14,8 @@ from cluster import coordinator as coordinator_module, course as course_module
 from cluster.coordinator import Coordinator
 from cluster.course import Course, ProgressFile, Stop
 from cluster.lease import Lease
-from cluster.pool import Outcome, PoolReport
+from cluster.figures import PlayedShard
+from cluster.pool import PoolReport
 from cluster.runmeta import open_run
 from cluster.storage import RunStore
 from cluster.worker import ShardRunner
@@ -56,13 +57,13 @@ class PlainPool:
     def busy(self) -> bool:
         return bool(self.in_flight)
 
-    def wait(self, timeout: float) -> list[Outcome]:
+    def wait(self, timeout: float) -> list[PlayedShard]:
         self.before_wait(self)
         done, self.in_flight = self.in_flight, []
         out = []
         for shard in done:
             error = self.fail(shard)
-            out.append(Outcome(shard, 1, error=error) if error else Outcome(shard, 1, self.play(shard)))
+            out.append(PlayedShard.given_up(shard, 1, error) if error else self.play(shard))
         return out
 
     def report(self) -> PoolReport:
@@ -225,7 +226,7 @@ def test_progress_json_has_one_owner(tmp_path, monkeypatch):
 
 
 class TwoKinds(PlainPool):
-    """GPU and CPU actors of plain callables: a shard is played by `gpu` (its worker says /gpu), an audit
+    """GPU and CPU actors of plain callables: a shard is played by `gpu` (its device "gpu"), an audit
     (`audit`) by `cpu`."""
 
     def __init__(self, gpu, cpu, **kw):
@@ -246,22 +247,20 @@ class TwoKinds(PlainPool):
     def wait(self, timeout):
         out = super().wait(timeout)
         audits, self.audits = self.audits, []
-        return out + [Outcome(shard, 1, self.cpu(shard), audit=True) for shard in audits]
+        return out + [self.cpu(shard)._replace(audit=True) for shard in audits]
 
 
 def players(config, corrupt: int | None = None):
-    """A GPU player (each result's worker ending in /gpu; shard `corrupt`'s deals miscounted) and a CPU one."""
+    """A GPU player (each result's device "gpu"; shard `corrupt`'s deals miscounted) and a CPU one."""
     import dataclasses
-
-    from cluster.figures import PlayedShard
 
     runner = ShardRunner(config.deck, config.space().split, config.strategy)
 
     def on_gpu(shard):
         played = runner.run(shard)
-        figures = dataclasses.replace(played.figures, worker="10.0.0.7:4242/gpu",
-                                      deals=played.figures.deals + (shard.id == corrupt))
-        return PlayedShard(*played[:-1], figures)
+        counts = dataclasses.replace(played.figures.counts, deals=played.figures.counts.deals + (shard.id == corrupt))
+        return played._replace(figures=dataclasses.replace(played.figures, worker="10.0.0.7:4242", device="gpu",
+                                                           counts=counts))
     return on_gpu, runner.run
 
 
@@ -305,6 +304,6 @@ def test_an_altered_gpu_result_is_caught_and_the_shard_redone_on_the_cpu(tmp_pat
     c.lease.release()
     message = str(caught.value)
     assert f"computed shard {victim} differently from a CPU (deals: " in message
-    assert "10.0.0.7:4242/gpu (NVIDIA H200" in message and "--device cpu" in message and "\n" not in message
+    assert "GPU worker 10.0.0.7:4242 (NVIDIA H200" in message and "--device cpu" in message and "\n" not in message
     summary = read_summaries(RunStore(str(tmp_path / "run")))[victim]
-    assert summary.audit == "mismatch" and summary.deals == 1000  # the CPU's result, not the GPU's 1001
+    assert summary.audit == "mismatch" and summary.figures.counts.deals == 1000  # the CPU's result, not the GPU's 1001

@@ -70,7 +70,7 @@ def test_the_pool_alone_plays_a_plan_like_the_kernels(ray_address, tmp_path):
     assert sorted(outcomes) == list(range(plan.count)) and all(o.done for o in outcomes.values())
     assert pool.completed == plan.count and pool.slowest is not None and pool.stuck == 0
     want = {s["shard"]: s["deals"] for s in direct_tables(config)["shards"].to_pylist()}
-    assert {k: o.played.figures.deals for k, o in outcomes.items()} == want
+    assert {k: o.figures.counts.deals for k, o in outcomes.items()} == want
 
 
 def test_a_gpu_failing_mid_run_gives_its_shards_to_the_cpu_actors(ray_address, tmp_path):
@@ -93,7 +93,7 @@ def test_a_gpu_failing_mid_run_gives_its_shards_to_the_cpu_actors(ray_address, t
         pool.close()
     assert sorted(outcomes) == list(range(plan.count)) and all(o.done for o in outcomes.values())
     assert all(o.attempts == 1 for o in outcomes.values())  # the GPU's failed try is not counted
-    by = {k: o.played.figures.worker.endswith("/gpu") for k, o in outcomes.items()}
+    by = {k: o.on_gpu for k, o in outcomes.items()}
     assert sum(by.values()) == 1 and by[0]  # the GPU played its first shard only
     assert sum(a.kind == "gpu" for a in pool.actors) == 1  # never replaced
     report = pool.report()
@@ -101,7 +101,7 @@ def test_a_gpu_failing_mid_run_gives_its_shards_to_the_cpu_actors(ray_address, t
     assert len(report.notes) == 1 and "failed (RuntimeError" in report.notes[0] and "CPU workers" in report.notes[0]
     assert pool.report().notes == ()  # a note is reported once
     want = {s["shard"]: s["deals"] for s in direct_tables(config)["shards"].to_pylist()}
-    assert {k: o.played.figures.deals for k, o in outcomes.items()} == want
+    assert {k: o.figures.counts.deals for k, o in outcomes.items()} == want
 
 
 def test_a_gpu_actor_failing_to_start_after_the_last_shard_is_said_when_the_pool_closes(ray_address, tmp_path):
@@ -120,7 +120,7 @@ def test_a_gpu_actor_failing_to_start_after_the_last_shard_is_said_when_the_pool
         gpu_gate.set(True)
     finally:
         pool.close(grace_s=60)
-    assert sorted(outcomes) == list(range(plan.count)) and not any(o.played.figures.worker.endswith("/gpu")
+    assert sorted(outcomes) == list(range(plan.count)) and not any(o.on_gpu
                                                                    for o in outcomes.values())
     assert pool.gpu_failures == 1 and len(pool.notes) == 1
     assert "GPU worker" in pool.notes[0] and "CUDA driver library cannot be found" in pool.notes[0]
@@ -151,13 +151,13 @@ def test_a_gpu_actor_takes_batches_of_consecutive_shards(ray_address, tmp_path, 
         pool.close()
     assert sorted(outcomes) == list(range(plan.count)) and all(o.done for o in outcomes.values())
     assert all(o.attempts == 1 for o in outcomes.values())
-    on_gpu = {k for k, o in outcomes.items() if o.played.figures.worker.endswith("/gpu")}
+    on_gpu = {k for k, o in outcomes.items() if o.on_gpu}
     if fail_on is None:
         assert {0, 1, 2, 3, 4, 5} <= on_gpu and pool.gpu_failures == 0
     else:
         assert on_gpu == set() and pool.gpu_failures == 1 and len(pool.notes) == 1
     want = {s["shard"]: s["deals"] for s in direct_tables(config)["shards"].to_pylist()}
-    assert {k: o.played.figures.deals for k, o in outcomes.items()} == want
+    assert {k: o.figures.counts.deals for k, o in outcomes.items()} == want
 
 
 def test_actors_lost_before_they_start_are_capacity_lost_not_a_failure_to_start(ray_address, tmp_path):
