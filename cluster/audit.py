@@ -46,7 +46,7 @@ def difference(gpu: PlayedShard, cpu: PlayedShard) -> str | None:
 
 
 class Audits:
-    """A run's audits: which GPU shards it plays again on a CPU, and the GPU outcomes held meanwhile."""
+    """A run's audits: which GPU shards it plays again on a CPU, and the GPU results held meanwhile."""
 
     def __init__(self, fraction: float, fingerprint: str):
         self.fraction = fraction

@@ -58,3 +58,14 @@ class RunTotals:
     @property
     def longest_cards(self) -> int:
         return self.longest[0].result.cards if self.longest else 0
+
+
+@dataclass
+class SessionTotals:
+    """A session's counters, one value: the run's totals (its files' when the session began, and each file
+    written since, counted as it is written), the shards it wrote done, and what the shards it handed over
+    to be written played (this session's deals: its rate)."""
+
+    run: RunTotals = field(default_factory=RunTotals)
+    new: int = 0
+    played: Counts = field(default_factory=Counts)

@@ -1,6 +1,6 @@
 """The shard writer: shard files written off the run loop, each shard counted once its file is written.
 
-The run loop hands over each shard's file as its outcome comes back (`write`), and goes on; a
+The run loop hands over each shard's file as the shard comes back (`write`), and goes on; a
 bounded pool of threads writes the files (an object store answers each in tens of ms, so many are
 written at once), and the loop takes the shards whose files are written (`written`), in the order
 it handed them over, each counted into the run's totals as it is taken. Nothing half-written is

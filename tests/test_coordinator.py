@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from cluster import coordinator as coordinator_module, course as course_module
+from cluster import coordinator as coordinator_module, course as course_module, health as health_module
 from cluster.coordinator import Coordinator
 from cluster.course import Course, ProgressFile, Stop
 from cluster.lease import Lease
@@ -103,7 +103,7 @@ def progress(tmp_path) -> dict:
 
 @pytest.fixture(autouse=True)
 def fast_checks(monkeypatch):
-    monkeypatch.setattr(coordinator_module, "HEALTH_S", 0.0)  # the cluster's health at every turn
+    monkeypatch.setattr(health_module, "HEALTH_S", 0.0)  # the cluster's health at every turn
 
 
 def test_a_search_that_plays_every_shard_is_finished(tmp_path):
@@ -127,7 +127,7 @@ def test_the_time_limit_stops_a_session_that_has_played_shards(tmp_path, monkeyp
     assert report.state == "time limit" and 1 <= report.shards_done < 6
     assert progress(tmp_path)["state"] == "time limit"
     resumed, _ = coordinator(tmp_path, time_limit=0)
-    assert resumed.run().state == "finished" and resumed.totals.done == 6
+    assert resumed.run().state == "finished" and resumed.counts.run.done == 6
     resumed.lease.release()
 
 
@@ -168,7 +168,7 @@ def test_a_lease_taken_over_stops_the_search_with_its_sentence(tmp_path):
     with pytest.raises(BmnError, match="another job took over run X"):
         c.run()
     c.lease.release()
-    assert c.totals.done >= 2 and pool.closed == coordinator_module.KILL_GRACE_S
+    assert c.counts.run.done >= 2 and pool.closed == coordinator_module.KILL_GRACE_S
 
 
 def test_a_progress_file_that_cannot_be_written_stops_the_search(tmp_path, monkeypatch):
@@ -193,7 +193,7 @@ def test_a_cluster_that_is_gone_stops_the_search_saying_how_to_resume(tmp_path):
                                        r"`bmn resume .*` continues it"):
         c.run()
     c.lease.release()
-    assert pool.closed == 0.0 and c.health.closed and progress(tmp_path)["state"] == "stopped: cluster lost"
+    assert pool.closed == 0.0 and c.health.checks.closed and progress(tmp_path)["state"] == "stopped: cluster lost"
 
 
 def test_a_shard_given_up_is_written_failed_and_the_search_finishes(tmp_path):

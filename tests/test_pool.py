@@ -10,6 +10,7 @@ import time
 import pytest
 import ray
 
+import cluster.actors
 import cluster.pool
 import cluster.worker
 from cluster.coordinator import run_search
@@ -86,7 +87,7 @@ def test_a_gpu_failing_mid_run_gives_its_shards_to_the_cpu_actors(ray_address, t
     try:
         pool.scale()
         gpu_gate.set(True)  # the GPU actor starts first, so that it takes shards before the CPU's
-        assert wait_for(lambda: pool.wait(0.05) == [] and pool.ready == 1, timeout=60)
+        assert wait_for(lambda: pool.wait(0.05) == [] and pool.actors.ready == 1, timeout=60)
         cpu_gate.set(True)
         outcomes = run_pool(pool, plan)
     finally:
@@ -116,14 +117,14 @@ def test_a_gpu_actor_failing_to_start_after_the_last_shard_is_said_when_the_pool
     try:
         cpu_gate.set(True)
         outcomes = run_pool(pool, plan)
-        assert pool.notes == [] and pool.ready == 1
+        assert pool.actors.notes == [] and pool.actors.ready == 1
         gpu_gate.set(True)
     finally:
         pool.close(grace_s=60)
     assert sorted(outcomes) == list(range(plan.count)) and not any(o.on_gpu
                                                                    for o in outcomes.values())
-    assert pool.gpu_failures == 1 and len(pool.notes) == 1
-    assert "GPU worker" in pool.notes[0] and "CUDA driver library cannot be found" in pool.notes[0]
+    assert pool.actors.gpu_failures == 1 and len(pool.actors.notes) == 1
+    assert "GPU worker" in pool.actors.notes[0] and "CUDA driver library cannot be found" in pool.actors.notes[0]
 
 
 @pytest.mark.parametrize("fail_on", [None, 2], ids=["plays", "fails mid-batch"])
@@ -141,7 +142,7 @@ def test_a_gpu_actor_takes_batches_of_consecutive_shards(ray_address, tmp_path, 
     try:
         pool.scale()
         gpu_gate.set(True)
-        assert wait_for(lambda: pool.wait(0.05) == [] and pool.ready == 1, timeout=60)
+        assert wait_for(lambda: pool.wait(0.05) == [] and pool.actors.ready == 1, timeout=60)
         pool.dispatch(shards)
         assert [[s.id for s in batch] for batch, _ in pool.in_flight.values()] == [[0, 1, 2], [3, 4, 5]]
         assert pool.report().in_flight == 6
@@ -153,9 +154,9 @@ def test_a_gpu_actor_takes_batches_of_consecutive_shards(ray_address, tmp_path, 
     assert all(o.attempts == 1 for o in outcomes.values())
     on_gpu = {k for k, o in outcomes.items() if o.on_gpu}
     if fail_on is None:
-        assert {0, 1, 2, 3, 4, 5} <= on_gpu and pool.gpu_failures == 0
+        assert {0, 1, 2, 3, 4, 5} <= on_gpu and pool.actors.gpu_failures == 0
     else:
-        assert on_gpu == set() and pool.gpu_failures == 1 and len(pool.notes) == 1
+        assert on_gpu == set() and pool.actors.gpu_failures == 1 and len(pool.actors.notes) == 1
     want = {s["shard"]: s["deals"] for s in direct_tables(config)["shards"].to_pylist()}
     assert {k: o.figures.counts.deals for k, o in outcomes.items()} == want
 
@@ -171,8 +172,8 @@ def test_actors_lost_before_they_start_are_capacity_lost_not_a_failure_to_start(
         for lost in range(1, 4 * (2 * 2 + 2)):  # well past the threshold for failures to start
             starting = [a for a in pool.actors if a.alive and not a.ready]
             ray.kill(starting[0].handle, no_restart=True)  # gone, as with its node
-            assert wait_for(lambda: pool.wait(0.05) == [] and pool.lost_actors == lost, timeout=30)
-        assert pool.start_failures == 0 and pool.alive == 2
+            assert wait_for(lambda: pool.wait(0.05) == [] and pool.actors.lost == lost, timeout=30)
+        assert pool.actors.start_failures == 0 and pool.actors.alive == 2
         gate.set(True)
         outcomes = run_pool(pool, plan)
     finally:
@@ -195,7 +196,7 @@ def test_workers_that_fail_to_start_stop_the_pool(ray_address, tmp_path):
 def test_a_fixed_number_of_workers_the_cluster_cannot_place_says_so(ray_address, tmp_path, monkeypatch):
     """Every CPU of the cluster is held by someone else: workers = 1 waits START_WAIT_S, then stops
     with a sentence (workers = 0 would wait for CPUs as long as it takes)."""
-    monkeypatch.setattr(cluster.pool, "START_WAIT_S", 3.0)
+    monkeypatch.setattr(cluster.actors, "START_WAIT_S", 3.0)
     cpus = int(ray.cluster_resources()["CPU"])
     holders = [CpuHolder.remote() for _ in range(cpus)]
     ray.get([h.placed.remote() for h in holders])  # placed: every CPU is taken
