@@ -135,6 +135,16 @@ def test_the_shards_table_holds_the_manifest_columns_and_reads_back():
     assert manifest_table({s.shard: s for s in back}).equals(table)
 
 
+def test_the_counters_are_the_shards_tables_columns():
+    """The counters are declared once (kernels/tally.py's Counts); the shards table, a file format, writes
+    each of them as a column of its own name, among the other figures."""
+    from dataclasses import fields
+
+    row = done().manifest_row()
+    assert all(f.name in SHARDS_SCHEMA.names and row[f.name] == getattr(done().figures.counts, f.name)
+               for f in fields(Counts))
+
+
 def test_the_shards_table_of_an_old_run_is_unchanged():
     summaries = {s["shard"]: ShardSummary.from_json(s) for s in json.loads(pq.read_schema(OLD_FILE).metadata[META_KEY])}
     assert manifest_table(summaries).equals(pq.read_table(OLD_RUN / "tables" / "shards.parquet"))
