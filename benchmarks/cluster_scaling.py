@@ -22,7 +22,7 @@ import ray
 from cluster.config import build_config, resolve
 from cluster.coordinator import run_search
 from cluster.plan import Plan
-from cluster.worker import run_shard
+from cluster.worker import play_shard
 
 
 def main() -> None:
@@ -31,10 +31,10 @@ def main() -> None:
     values = dict(strategy="random", deals=deals, shard_size=shard_size, seed=99, min_cards=3000, progress=False)
     config = resolve(build_config(dict(values, out="unused")))
     plan = Plan(config)
-    run_shard(config.deck, plan.space.split, plan.shard(0))  # warm the kernel in this process
+    play_shard(config.deck, plan.space.split, plan.shard(0))  # warm the kernel in this process
     t0 = time.perf_counter()
     for k in range(plan.count):
-        run_shard(config.deck, plan.space.split, plan.shard(k))
+        play_shard(config.deck, plan.space.split, plan.shard(k))
     kernel_rate = deals / (time.perf_counter() - t0)
     print(f"kernel alone, 1 core:  {kernel_rate:,.0f} deals/s", flush=True)
     rows = {"deals": deals, "shard_size": shard_size, "kernel_deals_per_s": round(kernel_rate)}

@@ -30,7 +30,7 @@ from kernels.sweep import gpu, run_exhaustive  # noqa: E402
 
 CASELLA = "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA"
 MODEL_DEALS_PER_S = 1.14e9  # the warp model's figure for the shipped kernel, random standard deals on one H200
-# (benchmarks/README.md, "Speed on one H200": a model, uncalibrated until a GPU measures the kernel)
+# (benchmarks/README.md, "The GPU sweep": a model, uncalibrated until a GPU measures the kernel)
 
 
 def measure(ranks: int, min_cards: int, sample: int) -> dict:

@@ -100,7 +100,7 @@ def atlas_table(summaries: dict[int, ShardSummary], games: pa.Table) -> pa.Table
     for k, s in sorted(summaries.items()):
         if not s.done or getattr(REGISTRY.get(s.strategy), "own_table", None) != ATLAS:
             continue
-        shard = s.params
+        shard, figures = s.params, s.figures
         if not isinstance(shard, AtlasShard):
             continue  # parameters this bmn does not read (kernels/strategies/codec.py): never a run's own shard
         if shard.deck not in decks:
@@ -114,23 +114,23 @@ def atlas_table(summaries: dict[int, ShardSummary], games: pa.Table) -> pa.Table
         key = row_of_shard[k] = (shard.deck, method, unit)
         row = rows.setdefault(key, _new_row(shard))
         row["shards"] += 1
-        row["cpu_s"] += s.elapsed_s
+        row["cpu_s"] += figures.elapsed_s
         if shard.balanced or shard.sample:  # the games of the row itself (an exact deck's: its own split)
             row["split"] = "/".join(map(str, shard.split))
-            row["played"] += s.deals
-            row["cycling"] += s.cycles
-            row["play_s"] += s.elapsed_s
-            if s.longest is not None and (row["longest"] is None or
-                                          s.longest.result.cards > row["longest"].result.cards):
-                row["longest"] = s.longest
+            row["played"] += figures.counts.deals
+            row["cycling"] += figures.counts.cycles
+            row["play_s"] += figures.elapsed_s
+            if figures.longest is not None and (row["longest"] is None or
+                                                figures.longest.result.cards > row["longest"].result.cards):
+                row["longest"] = figures.longest
         if unit == "state":
-            _report(row, s.cycle_rows)
+            _report(row, figures.cycle_rows)
         if method == "exact" and shard.basins:  # a census: every state of every split, an exact state row
             states = rows.setdefault((shard.deck, "exact", "state"), _new_row(shard))
             states["shards"] += 1
-            states["played"] += s.deals
-            states["cycling"] += s.cycles
-            _report(states, s.cycle_rows)
+            states["played"] += figures.counts.deals
+            states["cycling"] += figures.counts.cycles
+            _report(states, figures.cycle_rows)
     per_cycle = _cycles_by_row(games, row_of_shard)
     order = {spec: i for i, spec in enumerate(decks)}
     out = []

@@ -1,7 +1,8 @@
-"""The course of a search: how far it has handed out its plan, when and why it stops (`Course`, `Stop`),
-and progress.json, written by its one owner (`ProgressFile`). The coordinator's loop (coordinator.py)
-asks `Course` at every turn; everything that ends a search from outside the plan (an interrupt, the
-lease, the cluster, a write that fails) it handles itself.
+"""The course of a search: how far it has handed out its plan, when and why it stops (`Course`, `Stop`,
+and the one outcome its loop ends by, `End`), and progress.json, written by its one owner
+(`ProgressFile`). The coordinator's loop (coordinator.py) asks `Course` at every turn; everything that
+ends a search from outside the plan (an interrupt, the lease, the cluster, a write that fails) it makes
+an `End` of itself.
 """
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ from __future__ import annotations
 import enum
 import threading
 import time
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NamedTuple
 
+from kernels.errors import BmnError
 from kernels.strategies import Shard
 
 from .storage import PROGRESS_JSON, RunStore
@@ -25,6 +27,15 @@ class Stop(str, enum.Enum):
     TIME_LIMIT = "time limit"  # the limit passed (the shards in flight abandoned), or overtime cut the plan short
     INTERRUPTED = "interrupted"  # Ctrl-C, or SIGTERM from `ray job stop`
     CLUSTER_LOST = "stopped: cluster lost"  # the node it runs on, or the head, is gone
+    FAILED = "failed"  # a sentence stops it (its End's error; progress.json keeps its last state)
+
+
+class End(NamedTuple):
+    """How a search's loop ended, its one outcome: why (`stop`), and for a search that fails (FAILED; the
+    cluster lost, once its tables are written), the sentence it fails with (`error`)."""
+
+    stop: Stop
+    error: BmnError | None = None
 
 
 class Course:

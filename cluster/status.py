@@ -44,7 +44,7 @@ def run_status_dict(uri: str) -> dict:
         "state": state, "updated_at": progress.get("updated_at"),
         "owner": lock.describe() if running else None,
         "shards_total": plan.count, "shards_done": totals.done, "shards_failed": totals.failed,
-        "shards_pending": pending, "deals": totals.deals, "cards": totals.cards,
+        "shards_pending": pending, "deals": totals.counts.deals, "cards": totals.counts.cards,
         "deals_per_s": None if rate is None else round(rate, 1), "eta_s": None if eta is None else round(eta, 1),
         "longest": game_json(totals.best) if totals.best and plan.strategy.finite_games else None,
         "cycles": len(totals.cycle_ids),

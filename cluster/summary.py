@@ -3,8 +3,8 @@ summary (the run's record of it, kept in its file), as values with a fixed shape
 
 A worker sends back its shard's candidates and `ShardFigures` (figures.py: a PlayedShard): the figures of its result
 the summary tables need, a few hundred numbers at most. The run loop makes the shard's one
-`ShardSummary` from them, or from the pool's word that it gave the shard up (`ShardSummary.of`, for
-either), and writes both into the shard's file. A shard file keeps one summary per shard in its Parquet key-value metadata (`bmn.shards`, JSON:
+`ShardSummary` from it, whether played or given up by the pool (`ShardSummary.of`), and writes both
+into the shard's file; the summary holds the figures (`figures`), written among its own keys. A shard file keeps one summary per shard in its Parquet key-value metadata (`bmn.shards`, JSON:
 `to_json` / `from_json`); the run's `shards` table holds their manifest columns (Arrow:
 `manifest_table` / `manifest_summaries`). The JSON keys are those bmn has always written, so the
 shard files of earlier runs read back: a summary written before results versions were recorded
@@ -16,14 +16,14 @@ fingerprint), and all come back out as they went in.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 import pyarrow as pa
 
 from kernels import RESULTS_VERSION
 from kernels.strategies import REGISTRY, CycleRow, Shard, ShardParams, codec
 
-from .figures import ShardFigures, game_json, game_of_json
+from .figures import PlayedShard, ShardFigures, game_json, game_of_json
 
 STATUSES = ("done", "failed")
 
@@ -44,17 +44,20 @@ SHARDS_SCHEMA = pa.schema([
     ("error", pa.string()),
 ])
 
+MANIFEST_OWN = ("shard", "strategy", "status", "attempts", "error")  # the shards table's columns not of the figures
+
 
 @dataclass(frozen=True)
-class ShardSummary(ShardFigures):
+class ShardSummary:
     """A shard's record in its file and in the shards table: which shard, its status and tries, and the
-    figures its worker reported (none for a shard given up)."""
+    figures its worker reported (empty for a shard given up)."""
 
     shard: int
     strategy: str
     # what the shard computed: its strategy's parameters (kernels/strategies/codec.py; Unread: kept as written)
     params: ShardParams | codec.Unread
     status: str  # "done", or "failed" (no games, no counts)
+    figures: ShardFigures = field(default_factory=ShardFigures)  # (composed: its JSON keys are its own keys)
     attempts: int = 1
     error: str | None = None
     results_version: int | None = RESULTS_VERSION  # what computed it (None: not recorded)
@@ -62,36 +65,38 @@ class ShardSummary(ShardFigures):
     audit: str | None = None  # a GPU shard played again on a CPU: "matched", or "mismatch" (cluster/audit.py)
 
     @classmethod
-    def of(cls, shard: Shard, figures: ShardFigures | None, *, attempts: int, run: str | None,
-           error: str | None = None, audit: str | None = None) -> "ShardSummary":
-        """The summary of a shard done (the figures its worker reported) or given up (None, with the last
-        try's error), after `attempts` tries, signed by the run that wrote it."""
-        status = "failed" if figures is None else "done"
-        if figures is None:
-            figures = ShardFigures(finished_at=time.time())  # (when it was given up)
-        played = {f.name: getattr(figures, f.name) for f in fields(ShardFigures)}
-        return cls(shard=shard.id, strategy=shard.strategy, params=shard.params,
-                   status=status, attempts=attempts, error=error, run=run, audit=audit, **played)
+    def of(cls, played: PlayedShard, *, run: str | None, audit: str | None = None) -> "ShardSummary":
+        """The summary of a shard done (the figures its worker reported) or given up (none, with the last
+        try's error), signed by the run that wrote it."""
+        figures = played.figures or ShardFigures(finished_at=time.time())  # (when it was given up)
+        shard = played.shard
+        return cls(shard=shard.id, strategy=shard.strategy, params=shard.params, status="done" if played.done
+                   else "failed", figures=figures, attempts=played.attempts, error=played.error, run=run, audit=audit)
 
     @property
     def done(self) -> bool:
         return self.status == "done"
 
+    def flat(self) -> dict:
+        """Its values as its file and the shards table hold them, the figures among the others."""
+        return {**{f.name: getattr(self, f.name) for f in fields(self) if f.name != "figures"}, **self.figures.flat()}
+
     def to_json(self) -> dict:
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
-        values.update(params=codec.encode(self.params), histogram={str(k): v for k, v in self.histogram.items()},
-                      wins=list(self.wins), longest=None if self.longest is None else game_json(self.longest),
-                      cycle_ids=list(self.cycle_ids))
+        values = self.flat()
+        figures = self.figures
+        values.update(params=codec.encode(self.params), histogram={str(k): v for k, v in figures.histogram.items()},
+                      wins=list(figures.wins), longest=None if figures.longest is None else game_json(figures.longest),
+                      cycle_ids=list(figures.cycle_ids))
         if self.results_version is None:
             del values["results_version"]
         if self.run is None:
             del values["run"]
         if self.audit is None:
             del values["audit"]
-        if self.cycle_rows is None:
+        if figures.cycle_rows is None:
             del values["cycle_rows"]
         else:
-            values["cycle_rows"] = [row.to_json() for row in self.cycle_rows]
+            values["cycle_rows"] = [row.to_json() for row in figures.cycle_rows]
         return values
 
     @classmethod
@@ -100,21 +105,22 @@ class ShardSummary(ShardFigures):
         raises ValueError (or KeyError, TypeError: a key missing, a value of the wrong type)."""
         if not isinstance(values.get("shard"), int) or values.get("status") not in STATUSES:
             raise ValueError("not a shard summary")
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls)} - {"figures"}
         summary = dict((k, v) for k, v in values.items() if k in known)
         summary.update(params=_params(values.get("strategy"), values.get("params")),
-                       histogram={int(k): int(v) for k, v in values.get("histogram", {}).items()},
-                       wins=tuple(values.get("wins", ())), cycle_ids=tuple(values.get("cycle_ids", ())),
                        results_version=values.get("results_version"))
+        figures = {**values, "histogram": {int(k): int(v) for k, v in values.get("histogram", {}).items()},
+                   "wins": tuple(values.get("wins", ())), "cycle_ids": tuple(values.get("cycle_ids", ()))}
         if values.get("cycle_rows") is not None:
-            summary["cycle_rows"] = tuple(CycleRow.from_json(row) for row in values["cycle_rows"])
+            figures["cycle_rows"] = tuple(CycleRow.from_json(row) for row in values["cycle_rows"])
         if values.get("longest") is not None:
-            summary["longest"] = game_of_json(values["longest"])
-        return cls(**summary)
+            figures["longest"] = game_of_json(values["longest"])
+        return cls(**summary, figures=ShardFigures.of_flat(figures))
 
     def manifest_row(self) -> dict:
         """The row of the run's shards table (its parameters as the codec writes them)."""
-        return {**{name: getattr(self, name) for name in SHARDS_SCHEMA.names}, "params": codec.encode(self.params)}
+        flat = self.flat()
+        return {**{name: flat[name] for name in SHARDS_SCHEMA.names}, "params": codec.encode(self.params)}
 
 
 def _params(strategy: str, text: str) -> ShardParams | codec.Unread:
@@ -134,5 +140,6 @@ def manifest_table(summaries: dict[int, ShardSummary]) -> pa.Table:
 def manifest_summaries(table: pa.Table) -> list[ShardSummary]:
     """The summaries of a shards table, as far as it holds them (its columns; no histogram, wins,
     longest game or cycles)."""
-    return [ShardSummary(**{**row, "params": _params(row["strategy"], row["params"])}, results_version=None)
+    return [ShardSummary(**{**{k: row[k] for k in MANIFEST_OWN}, "params": _params(row["strategy"], row["params"])},
+                         figures=ShardFigures.of_flat(row), results_version=None)
             for row in table.select(SHARDS_SCHEMA.names).to_pylist()]

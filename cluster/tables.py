@@ -98,7 +98,7 @@ HISTOGRAM_SCHEMA = pa.schema([("cards", pa.int64()), ("games", pa.int64())])
 
 def games_table(played: PlayedShard) -> pa.Table:
     """A played shard's games rows: one per candidate deal."""
-    strategy, shard, deck, rank_base = played.strategy, played.shard, played.deck, played.rank_base
+    strategy, shard, deck, rank_base = played.shard.strategy, played.shard.id, played.deck, played.rank_base
     cols = {name: [] for name in GAMES_SCHEMA.names}
     for c in played.candidates:
         r = c.result
@@ -348,7 +348,7 @@ def first_per_deal(games: pa.Table) -> pa.Table:
 
 def reported_cycles(summaries: dict[int, ShardSummary]) -> list[tuple[int, CycleRow]]:
     """The cycles done shards reported finding (census, cycles), in shard order, with their shard."""
-    return [(k, row) for k, s in sorted(summaries.items()) if s.done for row in s.cycle_rows or ()]
+    return [(k, row) for k, s in sorted(summaries.items()) if s.done for row in s.figures.cycle_rows or ()]
 
 
 # A cycles row's columns that only the shards' reports fill.

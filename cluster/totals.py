@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kernels.tally import Candidate
+from kernels.tally import Candidate, Counts
 
 from .summary import ShardSummary
 
@@ -23,8 +23,7 @@ def longest_key(game: Candidate) -> tuple:
 class RunTotals:
     done: int = 0
     failed: int = 0
-    deals: int = 0
-    cards: int = 0
+    counts: Counts = field(default_factory=Counts)  # the done shards' deals, cards and cycling deals
     longest: list[Candidate] = field(default_factory=list)  # the KEEP_LONGEST longest games, longest first
     cycle_ids: set[str] = field(default_factory=set)
     histogram: dict[int, int] = field(default_factory=dict)  # finite games by length in cards
@@ -42,14 +41,14 @@ class RunTotals:
             self.failed += 1
             return
         self.done += 1
-        self.deals += summary.deals
-        self.cards += summary.cards
-        if summary.longest:
-            self.longest.append(summary.longest)
+        figures = summary.figures
+        self.counts.add(figures.counts)
+        if figures.longest:
+            self.longest.append(figures.longest)
             self.longest.sort(key=longest_key)
             del self.longest[KEEP_LONGEST:]
-        self.cycle_ids.update(summary.cycle_ids)
-        for k, v in summary.histogram.items():
+        self.cycle_ids.update(figures.cycle_ids)
+        for k, v in figures.histogram.items():
             self.histogram[k] = self.histogram.get(k, 0) + v
 
     @property
@@ -59,3 +58,14 @@ class RunTotals:
     @property
     def longest_cards(self) -> int:
         return self.longest[0].result.cards if self.longest else 0
+
+
+@dataclass
+class SessionTotals:
+    """A session's counters, one value: the run's totals (its files' when the session began, and each file
+    written since, counted as it is written), the shards it wrote done, and what the shards it handed over
+    to be written played (this session's deals: its rate)."""
+
+    run: RunTotals = field(default_factory=RunTotals)
+    new: int = 0
+    played: Counts = field(default_factory=Counts)

@@ -21,7 +21,8 @@ import ray
 from kernels.dealspace import DealSpace
 from kernels.decks import parse_deck
 from kernels.errors import BmnError
-from kernels.strategies import Shard, ShardResult, get, run_shard as run_strategy_shard, run_shard_batch
+from kernels import strategies
+from kernels.strategies import Shard, ShardResult, get, run_shard_batch
 
 from .figures import PlayedShard
 
@@ -30,9 +31,10 @@ if TYPE_CHECKING:  # (the actors import this module: the config's modules would 
     from .plan import Plan
 
 
-def run_shard(deck: str, split: tuple[int, ...], shard: Shard, device: str = "cpu") -> ShardResult:
-    """Run one shard with the kernels (what a worker does); returns the kernels' ShardResult."""
-    return run_strategy_shard(DealSpace(parse_deck(deck), tuple(split)), shard, device)
+def play_shard(deck: str, split: tuple[int, ...], shard: Shard, device: str = "cpu") -> ShardResult:
+    """Play one shard of a run's deck (as its config writes it) and split with the kernels (what a worker
+    does: kernels.strategies.run_shard over that deal space); returns the kernels' ShardResult."""
+    return strategies.run_shard(DealSpace(parse_deck(deck), tuple(split)), shard, device)
 
 
 class ShardRunner:
@@ -48,7 +50,7 @@ class ShardRunner:
             node = ray.util.get_node_ip_address() if ray.is_initialized() else "local"
         except Exception:
             node = "local"
-        self.where = f"{node}:{os.getpid()}" + ("/gpu" if device == "gpu" else "")
+        self.where = f"{node}:{os.getpid()}"  # (its device is `device`)
         self.gpu: str | None = None
         # An actor holds one CPU: its Numba kernels run on one thread (Ray gives the actor
         # OMP_NUM_THREADS=1 itself). Set in the process rather than through a runtime environment,
@@ -80,8 +82,9 @@ class ShardRunner:
     def run(self, shard: Shard) -> PlayedShard:
         """The shard played: its candidate deals (its games rows once the driver makes the table) and figures."""
         t0 = time.perf_counter()
-        result = run_shard(self.deck, self.split, shard, self.device)
-        return PlayedShard.of(shard, result, deck=self.deck, elapsed_s=time.perf_counter() - t0, worker=self.where)
+        result = play_shard(self.deck, self.split, shard, self.device)
+        return PlayedShard.of(shard, result, deck=self.deck, elapsed_s=time.perf_counter() - t0, worker=self.where,
+                              device=self.device)
 
     def run_batch(self, shards: list[Shard]) -> list[PlayedShard]:
         """Shards, each its own candidates and figures: what the pool calls (one shard on a CPU actor; a GPU
@@ -95,7 +98,7 @@ class ShardRunner:
         results = run_shard_batch(space, shards, self.device)
         elapsed = time.perf_counter() - t0
         deals = sum(r.deals for r in results) or len(results)
-        return [PlayedShard.of(shard, result, deck=self.deck, worker=self.where,
+        return [PlayedShard.of(shard, result, deck=self.deck, worker=self.where, device=self.device,
                                elapsed_s=elapsed * (result.deals or (deals == len(results))) / deals)
                 for shard, result in zip(shards, results)]
 

@@ -1,6 +1,6 @@
 """The shard writer: shard files written off the run loop, each shard counted once its file is written.
 
-The run loop hands over each shard's file as its outcome comes back (`write`), and goes on; a
+The run loop hands over each shard's file as the shard comes back (`write`), and goes on; a
 bounded pool of threads writes the files (an object store answers each in tens of ms, so many are
 written at once), and the loop takes the shards whose files are written (`written`), in the order
 it handed them over, each counted into the run's totals as it is taken. Nothing half-written is
@@ -33,7 +33,7 @@ class WriteFailed(BmnError):
     pass
 
 
-class PendingWrite(NamedTuple):
+class _Pending(NamedTuple):
     """A shard file handed over and not yet taken: its write, its path in the run, its summary."""
 
     future: futures.Future
@@ -46,11 +46,11 @@ class ShardWriter:
         self.store = store
         self.totals = totals  # the run's: a shard is added once its file is written
         self.threads = futures.ThreadPoolExecutor(threads, thread_name_prefix="bmn-write")
-        self.writes: collections.deque[PendingWrite] = collections.deque()  # handed over, not yet taken; oldest first
+        self.writes: collections.deque[_Pending] = collections.deque()  # handed over, not yet taken; oldest first
 
     def write(self, rel: str, table: pa.Table, summary: ShardSummary) -> None:
         """Start writing one shard's file (`rel`, in the run): its table, the summary in its metadata."""
-        self.writes.append(PendingWrite(self.threads.submit(self.store.write_parquet, rel, table), rel, summary))
+        self.writes.append(_Pending(self.threads.submit(self.store.write_parquet, rel, table), rel, summary))
 
     def written(self, wait_all: bool = False, until: float | None = None) -> Iterator[ShardSummary]:
         """The summaries of the shards whose files are written, in the order they were handed over, each

@@ -78,13 +78,28 @@ class CycleRow:
 
 
 @dataclass
-class ShardResult:
-    """A shard's statistics (mergeable by addition) and its candidate games."""
+class Counts:
+    """What a shard counts and a run sums, declared once: deals played, cards played, deals that cycle (a
+    ShardResult's, a shard's figures', a run's totals)."""
 
-    players: int
     deals: int = 0
     cards: int = 0
     cycles: int = 0
+
+    def add(self, other: "Counts") -> None:
+        for f in fields(Counts):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+    def counts(self) -> "Counts":
+        """These counts alone (of a ShardResult: a copy of its counts)."""
+        return Counts(*(getattr(self, f.name) for f in fields(Counts)))
+
+
+@dataclass(kw_only=True)
+class ShardResult(Counts):
+    """A shard's statistics (mergeable by addition: its Counts and the rest) and its candidate games."""
+
+    players: int
     wins: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     histogram: np.ndarray = field(default_factory=lambda: np.zeros(HIST_BINS, dtype=np.int64))
     longest: Candidate | None = None
@@ -122,9 +137,7 @@ class ShardResult:
 
     def merge(self, part: "ShardResult") -> None:
         """Add another result's statistics to this one (candidates are the caller's business)."""
-        self.deals += part.deals
-        self.cards += part.cards
-        self.cycles += part.cycles
+        self.add(part)
         self.wins = self.wins + part.wins
         self.histogram = self.histogram + part.histogram
         if part.longest is not None and (self.longest is None or part.longest.result.cards > self.longest.result.cards):

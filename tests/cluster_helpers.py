@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import io
 import json
@@ -61,7 +62,7 @@ def play_shard(runner: ShardRunner, shard: Shard) -> tuple[pa.Table, ShardSummar
     """A shard played as a search plays it, without Ray: its games rows and its summary (a first try's,
     not signed by a run)."""
     played = runner.run(shard)
-    return games_table(played), ShardSummary.of(shard, played.figures, attempts=1, run=None)
+    return games_table(played), ShardSummary.of(played, run=None)
 
 
 def direct_tables(config) -> dict[str, pa.Table]:
@@ -419,21 +420,21 @@ def driverless_gpu_runner(gate):
 
 
 def failing_gpu_runner(gate, fail_on: int):
-    """A GPU actor as the pool sees one (its `where` ends in /gpu) whose shard number `fail_on` raises
-    as a GPU out of memory does; it plays its other shards on the CPU, after `gate` opens."""
+    """A GPU actor as the pool sees one (its shards' figures say device "gpu") whose shard number `fail_on`
+    raises as a GPU out of memory does; it plays its other shards on the CPU, after `gate` opens."""
 
     @ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)
     class FailingGpu(gated_runner(gate).__ray_actor_class__):
         def __init__(self, deck, split, strategy, device="gpu"):
             super().__init__(deck, split, strategy)
-            self.where += "/gpu"
             self.runs = 0
 
         def run(self, shard):
             self.runs += 1
             if self.runs == fail_on:
                 raise RuntimeError("[CUDA_ERROR_OUT_OF_MEMORY] Call to cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY")
-            return super().run(shard)
+            played = super().run(shard)
+            return played._replace(figures=dataclasses.replace(played.figures, device="gpu"))
 
     return FailingGpu
 

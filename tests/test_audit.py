@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from cluster.audit import Audits, chosen, difference
 from cluster.figures import PlayedShard, ShardFigures
-from cluster.pool import Outcome
 from kernels.game import GameResult
 from kernels.strategies.base import Shard
-from kernels.tally import Candidate
+from kernels.tally import Candidate, Counts
 
 RUN = "0123456789abcdef"
 
@@ -22,16 +21,21 @@ def test_which_shards_are_audited_is_a_fraction_fixed_by_the_run():
     assert picked != [k for k in range(10_000) if chosen("fedcba9876543210", k, 0.02)]  # another run, others
 
 
-def played(worker="10.0.0.7:4242/gpu", candidates=None, **figures) -> PlayedShard:
+SHARD = Shard(4, "random", None)
+
+
+def played(worker="10.0.0.7:4242", device="gpu", candidates=None, deals=100, attempts=1, audit=False,
+           **figures) -> PlayedShard:
     games = candidates if candidates is not None else [
         Candidate("A-K-/Q-J-", 3, GameResult("win", 1, 12, 40)), Candidate("--AK/-QJ-", 8, GameResult("win", 2, 9, 31))]
-    values = dict(deals=100, cards=2500, max_cards=40, candidates=len(games), elapsed_s=1.5, worker=worker,
-                  finished_at=1e9, histogram={31: 1, 40: 1}, wins=(60, 40))
-    return PlayedShard(4, "random", games, "0:4,1:1,2:1,3:1,4:1", None, ShardFigures(**{**values, **figures}))
+    values = dict(counts=Counts(deals, 2500), max_cards=40, candidates=len(games), elapsed_s=1.5, worker=worker,
+                  device=device, finished_at=1e9, histogram={31: 1, 40: 1}, wins=(60, 40))
+    return PlayedShard(SHARD, games, "0:4,1:1,2:1,3:1,4:1", None, ShardFigures(**{**values, **figures}), attempts,
+                       audit=audit)
 
 
 def test_equal_results_have_no_difference_whoever_played_them_and_when():
-    assert difference(played(), played(worker="10.0.0.8:1/cpu", elapsed_s=20.0, finished_at=2e9)) is None
+    assert difference(played(), played(worker="10.0.0.8:1", device="cpu", elapsed_s=20.0, finished_at=2e9)) is None
 
 
 def test_the_first_difference_is_named():
@@ -48,23 +52,21 @@ def test_the_first_difference_is_named():
 
 def test_a_run_audits_the_chosen_gpu_shards_once():
     audits = Audits(1.0, RUN)
-    shard = Shard(4, "random", None)
-    gpu = Outcome(shard, 1, played())
+    gpu = played()
     assert audits.wants(gpu)
-    assert not audits.wants(Outcome(shard, 1, played(worker="10.0.0.8:1/cpu")))  # played on a CPU already
+    assert not audits.wants(played(worker="10.0.0.8:1", device="cpu"))  # played on a CPU already
     assert not audits.wants(gpu._replace(audit=True))  # the audit's own result
-    assert not audits.wants(Outcome(shard, 3, None, error="lost"))  # given up: nothing to audit
+    assert not audits.wants(PlayedShard.given_up(SHARD, 3, "lost"))  # given up: nothing to audit
     audits.held[4] = gpu
     assert not audits.wants(gpu)  # its audit is running
     assert not Audits(0.0, RUN).wants(gpu)
 
 
 def test_an_audit_back_says_what_to_write():
-    shard = Shard(4, "random", None)
-    gpu = Outcome(shard, 2, played())
-    cases = [(Outcome(shard, 1, played(worker="cpu"), audit=True), (gpu, "matched", None)),
-             (Outcome(shard, 1, played(worker="cpu", deals=99), audit=True), "mismatch"),
-             (Outcome(shard, 3, None, error="lost", audit=True), (gpu, None, None))]
+    gpu = played(attempts=2)
+    cases = [(played(worker="cpu", device="cpu", audit=True), (gpu, "matched", None)),
+             (played(worker="cpu", device="cpu", deals=99, audit=True), "mismatch"),
+             (PlayedShard.given_up(SHARD, 3, "lost", audit=True), (gpu, None, None))]
     for cpu, expected in cases:
         audits = Audits(1.0, RUN)
         audits.held[4] = gpu

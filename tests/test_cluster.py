@@ -253,7 +253,7 @@ def test_max_workers_caps_the_pool_and_the_autoscaler_request_which_ends_with_th
 
     def look(coordinator):
         during.append(standing_request())
-        alive.append(coordinator.pool.alive)
+        alive.append(coordinator.pool.actors.alive)
 
     report = run_search(make_config(tmp_path, workers=0, max_workers=1, **RANDOM), on_shard_done=look)
     assert report.state == "finished" and during and during[0]  # while it ran, CPUs were asked for

@@ -55,7 +55,7 @@ def test_the_search_waits_for_cpus_then_grows_with_the_cluster_and_survives_a_no
     joined: list[str] = []
 
     def hook(coordinator):
-        shards_done.append(coordinator.totals.done)
+        shards_done.append(coordinator.counts.run.done)
         for actor in coordinator.pool.actors:
             if actor.ready:
                 seen.setdefault(actor.node_id, set()).add(actor.pid)

@@ -82,7 +82,7 @@ def test_auto_gives_the_gpu_an_actor_and_the_other_cpu_one(gpu_cluster, tmp_path
     from cluster.storage import RunStore
     from cluster.tables import read_summaries
     summaries = read_summaries(RunStore(str(tmp_path / "run")))
-    on_gpu = {k for k, s in summaries.items() if s.worker.endswith("/gpu")}
+    on_gpu = {k for k, s in summaries.items() if s.figures.device == "gpu"}
     assert {k for k, s in summaries.items() if s.audit == "matched"} == on_gpu
     status = subprocess.run([str(BMN), "status", str(tmp_path / "run"), "--json"], capture_output=True, text=True)
     assert '"mismatches": 0' in status.stdout and f'"audited": {len(on_gpu)}' in status.stdout

@@ -182,5 +182,5 @@ def test_losing_a_node_mid_run_loses_nothing(typed_cluster, tmp_path):
     # lost in turn, and replaced: every actor but the last was lost, and the last one played on the
     # other node.
     last = pool.actors[-1]
-    assert pool.lost_actors == len(pool.actors) - 1 >= 1 and last.ready and last.node_id not in (None, lost[0][0])
+    assert pool.actors.lost == len(pool.actors) - 1 >= 1 and last.ready and last.node_id not in (None, lost[0][0])
     assert f":{last.pid}" in {worker[worker.rindex(":"):] for worker in tables["shards"].column("worker").to_pylist()}

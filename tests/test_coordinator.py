@@ -10,11 +10,12 @@ import time
 
 import pytest
 
-from cluster import coordinator as coordinator_module, course as course_module
+from cluster import coordinator as coordinator_module, course as course_module, health as health_module
 from cluster.coordinator import Coordinator
 from cluster.course import Course, ProgressFile, Stop
 from cluster.lease import Lease
-from cluster.pool import Outcome, PoolReport
+from cluster.figures import PlayedShard
+from cluster.pool import PoolReport
 from cluster.runmeta import open_run
 from cluster.storage import RunStore
 from cluster.worker import ShardRunner
@@ -56,13 +57,13 @@ class PlainPool:
     def busy(self) -> bool:
         return bool(self.in_flight)
 
-    def wait(self, timeout: float) -> list[Outcome]:
+    def wait(self, timeout: float) -> list[PlayedShard]:
         self.before_wait(self)
         done, self.in_flight = self.in_flight, []
         out = []
         for shard in done:
             error = self.fail(shard)
-            out.append(Outcome(shard, 1, error=error) if error else Outcome(shard, 1, self.play(shard)))
+            out.append(PlayedShard.given_up(shard, 1, error) if error else self.play(shard))
         return out
 
     def report(self) -> PoolReport:
@@ -102,7 +103,7 @@ def progress(tmp_path) -> dict:
 
 @pytest.fixture(autouse=True)
 def fast_checks(monkeypatch):
-    monkeypatch.setattr(coordinator_module, "HEALTH_S", 0.0)  # the cluster's health at every turn
+    monkeypatch.setattr(health_module, "HEALTH_S", 0.0)  # the cluster's health at every turn
 
 
 def test_a_search_that_plays_every_shard_is_finished(tmp_path):
@@ -126,7 +127,7 @@ def test_the_time_limit_stops_a_session_that_has_played_shards(tmp_path, monkeyp
     assert report.state == "time limit" and 1 <= report.shards_done < 6
     assert progress(tmp_path)["state"] == "time limit"
     resumed, _ = coordinator(tmp_path, time_limit=0)
-    assert resumed.run().state == "finished" and resumed.totals.done == 6
+    assert resumed.run().state == "finished" and resumed.counts.run.done == 6
     resumed.lease.release()
 
 
@@ -167,7 +168,7 @@ def test_a_lease_taken_over_stops_the_search_with_its_sentence(tmp_path):
     with pytest.raises(BmnError, match="another job took over run X"):
         c.run()
     c.lease.release()
-    assert c.totals.done >= 2 and pool.closed == coordinator_module.KILL_GRACE_S
+    assert c.counts.run.done >= 2 and pool.closed == coordinator_module.KILL_GRACE_S
 
 
 def test_a_progress_file_that_cannot_be_written_stops_the_search(tmp_path, monkeypatch):
@@ -192,7 +193,7 @@ def test_a_cluster_that_is_gone_stops_the_search_saying_how_to_resume(tmp_path):
                                        r"`bmn resume .*` continues it"):
         c.run()
     c.lease.release()
-    assert pool.closed == 0.0 and c.health.closed and progress(tmp_path)["state"] == "stopped: cluster lost"
+    assert pool.closed == 0.0 and c.health.checks.closed and progress(tmp_path)["state"] == "stopped: cluster lost"
 
 
 def test_a_shard_given_up_is_written_failed_and_the_search_finishes(tmp_path):
@@ -225,7 +226,7 @@ def test_progress_json_has_one_owner(tmp_path, monkeypatch):
 
 
 class TwoKinds(PlainPool):
-    """GPU and CPU actors of plain callables: a shard is played by `gpu` (its worker says /gpu), an audit
+    """GPU and CPU actors of plain callables: a shard is played by `gpu` (its device "gpu"), an audit
     (`audit`) by `cpu`."""
 
     def __init__(self, gpu, cpu, **kw):
@@ -246,22 +247,20 @@ class TwoKinds(PlainPool):
     def wait(self, timeout):
         out = super().wait(timeout)
         audits, self.audits = self.audits, []
-        return out + [Outcome(shard, 1, self.cpu(shard), audit=True) for shard in audits]
+        return out + [self.cpu(shard)._replace(audit=True) for shard in audits]
 
 
 def players(config, corrupt: int | None = None):
-    """A GPU player (each result's worker ending in /gpu; shard `corrupt`'s deals miscounted) and a CPU one."""
+    """A GPU player (each result's device "gpu"; shard `corrupt`'s deals miscounted) and a CPU one."""
     import dataclasses
-
-    from cluster.figures import PlayedShard
 
     runner = ShardRunner(config.deck, config.space().split, config.strategy)
 
     def on_gpu(shard):
         played = runner.run(shard)
-        figures = dataclasses.replace(played.figures, worker="10.0.0.7:4242/gpu",
-                                      deals=played.figures.deals + (shard.id == corrupt))
-        return PlayedShard(*played[:-1], figures)
+        counts = dataclasses.replace(played.figures.counts, deals=played.figures.counts.deals + (shard.id == corrupt))
+        return played._replace(figures=dataclasses.replace(played.figures, worker="10.0.0.7:4242", device="gpu",
+                                                           counts=counts))
     return on_gpu, runner.run
 
 
@@ -305,6 +304,6 @@ def test_an_altered_gpu_result_is_caught_and_the_shard_redone_on_the_cpu(tmp_pat
     c.lease.release()
     message = str(caught.value)
     assert f"computed shard {victim} differently from a CPU (deals: " in message
-    assert "10.0.0.7:4242/gpu (NVIDIA H200" in message and "--device cpu" in message and "\n" not in message
+    assert "GPU worker 10.0.0.7:4242 (NVIDIA H200" in message and "--device cpu" in message and "\n" not in message
     summary = read_summaries(RunStore(str(tmp_path / "run")))[victim]
-    assert summary.audit == "mismatch" and summary.deals == 1000  # the CPU's result, not the GPU's 1001
+    assert summary.audit == "mismatch" and summary.figures.counts.deals == 1000  # the CPU's result, not the GPU's 1001

@@ -7,6 +7,7 @@ launch files; tests/test_warp_model.py holds benchmarks/README.md's GPU occupanc
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import re
 import shlex
@@ -127,6 +128,45 @@ def test_the_layout_names_every_module():
                and str(Path(n).parent) in ("kernels", "kernels/engines", "kernels/sweep", "cluster")}
     missing = sorted(m for m in modules if m != "__main__.py" and not re.search(rf"\b{re.escape(m)}", layout))
     assert not missing, f"docs/development.md, Layout: {missing}"
+
+
+def test_the_path_of_a_shard_is_drawn_as_the_code_makes_it():
+    """docs/development.md's drawing of a shard's path names exactly its forms, as many as its sentence says,
+    each a class of the module it names as owner (the file: the function of tables.py that makes it); and
+    each form is made from the one before it, by the callable the drawing names (its annotations say so)."""
+    import typing
+
+    section = (ROOT / "docs" / "development.md").read_text().split("## The path of a shard", 1)[1].split("\n## ", 1)[0]
+    count = re.search(r"A shard takes (\w+) forms", section).group(1)
+    drawing = section.split("```", 2)[1]
+    rows = re.findall(r"^(\w+(?: file)?)\s+((?:kernels|cluster)/[\w/]+\.py)\s+([\w.]+)\(", drawing, re.M)
+    assert [form for form, _, _ in rows] == ["Shard", "ShardResult", "PlayedShard", "ShardSummary", "shard file"]
+    assert count == "five" and len(rows) == 5
+    made = {}
+    for (form, path, maker), before in zip(rows, [None] + [form for form, _, _ in rows]):
+        module = importlib.import_module(path[:-3].replace("/", "."))
+        if form != "shard file":
+            cls = getattr(module, form, None)
+            assert isinstance(cls, type) and cls.__module__ == module.__name__, f"{form} is not a class of {path}"
+        # the maker: a dotted name from the package's root, or one of the owner's
+        home, _, attr = maker.rpartition(".")
+        call = (getattr(importlib.import_module(home), attr) if maker.startswith(("kernels.", "cluster."))
+                else _resolved(module, maker))
+        made[form] = call
+        hints = {k: str(v) for k, v in call.__annotations__.items()}
+        returned = hints.pop("return")
+        assert form == "shard file" or re.search(rf"\b{form}\b", returned), (form, maker, returned)
+        assert before is None or any(re.search(rf"\b{before}\b", h) for h in hints.values()), (form, maker, hints)
+    assert "PlayedShard" in str(typing.get_type_hints(made["shard file"].__globals__["games_table"])["played"])
+    given_up = made["PlayedShard"].__self__.given_up
+    assert "Shard" in given_up.__annotations__["shard"] and "PlayedShard" in given_up.__annotations__["return"]
+
+
+def _resolved(module, dotted: str):
+    value = module
+    for part in dotted.split("."):
+        value = getattr(value, part)
+    return value
 
 
 def test_the_lease_is_described_as_the_code_keeps_it():

@@ -343,6 +343,7 @@ def test_which_shards_are_a_runs_own(tmp_path):
     """Ownership: signed by this run, or unsigned (bmn before signing) with the plan's parameters."""
     from dataclasses import replace
 
+    from cluster.figures import PlayedShard
     from cluster.plan import Plan
     from cluster.summary import ShardSummary
     from cluster.tables import Ownership
@@ -350,7 +351,7 @@ def test_which_shards_are_a_runs_own(tmp_path):
     config = make_config(tmp_path, **SEARCH)
     plan = Plan(config)
     owner = Ownership(plan, config.fingerprint())
-    mine = ShardSummary.of(plan.shard(3), None, attempts=1, run=None)
+    mine = ShardSummary.of(PlayedShard.given_up(plan.shard(3), 1, None), run=None)
     assert owner.why_not(replace(mine, run=config.fingerprint())) is None
     assert owner.why_not(mine) is None  # unsigned, as written before runs signed their shards
     assert "written by another run" in owner.why_not(replace(mine, run="0123456789abcdef"))

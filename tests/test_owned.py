@@ -27,7 +27,8 @@ SCHEMA = pa.schema([("shard", pa.int64()), ("deals", pa.int64()), ("elapsed_s", 
 
 
 def build(summaries, games):
-    rows = [{"shard": k, "deals": s.deals, "elapsed_s": s.elapsed_s} for k, s in sorted(summaries.items()) if s.done]
+    rows = [{"shard": k, "deals": s.figures.counts.deals, "elapsed_s": s.figures.elapsed_s}
+            for k, s in sorted(summaries.items()) if s.done]
     return pa.Table.from_pylist(rows, schema=SCHEMA)
 
 

@@ -10,6 +10,7 @@ import time
 import pytest
 import ray
 
+import cluster.actors
 import cluster.pool
 import cluster.worker
 from cluster.coordinator import run_search
@@ -70,7 +71,7 @@ def test_the_pool_alone_plays_a_plan_like_the_kernels(ray_address, tmp_path):
     assert sorted(outcomes) == list(range(plan.count)) and all(o.done for o in outcomes.values())
     assert pool.completed == plan.count and pool.slowest is not None and pool.stuck == 0
     want = {s["shard"]: s["deals"] for s in direct_tables(config)["shards"].to_pylist()}
-    assert {k: o.played.figures.deals for k, o in outcomes.items()} == want
+    assert {k: o.figures.counts.deals for k, o in outcomes.items()} == want
 
 
 def test_a_gpu_failing_mid_run_gives_its_shards_to_the_cpu_actors(ray_address, tmp_path):
@@ -86,14 +87,14 @@ def test_a_gpu_failing_mid_run_gives_its_shards_to_the_cpu_actors(ray_address, t
     try:
         pool.scale()
         gpu_gate.set(True)  # the GPU actor starts first, so that it takes shards before the CPU's
-        assert wait_for(lambda: pool.wait(0.05) == [] and pool.ready == 1, timeout=60)
+        assert wait_for(lambda: pool.wait(0.05) == [] and pool.actors.ready == 1, timeout=60)
         cpu_gate.set(True)
         outcomes = run_pool(pool, plan)
     finally:
         pool.close()
     assert sorted(outcomes) == list(range(plan.count)) and all(o.done for o in outcomes.values())
     assert all(o.attempts == 1 for o in outcomes.values())  # the GPU's failed try is not counted
-    by = {k: o.played.figures.worker.endswith("/gpu") for k, o in outcomes.items()}
+    by = {k: o.on_gpu for k, o in outcomes.items()}
     assert sum(by.values()) == 1 and by[0]  # the GPU played its first shard only
     assert sum(a.kind == "gpu" for a in pool.actors) == 1  # never replaced
     report = pool.report()
@@ -101,7 +102,7 @@ def test_a_gpu_failing_mid_run_gives_its_shards_to_the_cpu_actors(ray_address, t
     assert len(report.notes) == 1 and "failed (RuntimeError" in report.notes[0] and "CPU workers" in report.notes[0]
     assert pool.report().notes == ()  # a note is reported once
     want = {s["shard"]: s["deals"] for s in direct_tables(config)["shards"].to_pylist()}
-    assert {k: o.played.figures.deals for k, o in outcomes.items()} == want
+    assert {k: o.figures.counts.deals for k, o in outcomes.items()} == want
 
 
 def test_a_gpu_actor_failing_to_start_after_the_last_shard_is_said_when_the_pool_closes(ray_address, tmp_path):
@@ -116,14 +117,14 @@ def test_a_gpu_actor_failing_to_start_after_the_last_shard_is_said_when_the_pool
     try:
         cpu_gate.set(True)
         outcomes = run_pool(pool, plan)
-        assert pool.notes == [] and pool.ready == 1
+        assert pool.actors.notes == [] and pool.actors.ready == 1
         gpu_gate.set(True)
     finally:
         pool.close(grace_s=60)
-    assert sorted(outcomes) == list(range(plan.count)) and not any(o.played.figures.worker.endswith("/gpu")
+    assert sorted(outcomes) == list(range(plan.count)) and not any(o.on_gpu
                                                                    for o in outcomes.values())
-    assert pool.gpu_failures == 1 and len(pool.notes) == 1
-    assert "GPU worker" in pool.notes[0] and "CUDA driver library cannot be found" in pool.notes[0]
+    assert pool.actors.gpu_failures == 1 and len(pool.actors.notes) == 1
+    assert "GPU worker" in pool.actors.notes[0] and "CUDA driver library cannot be found" in pool.actors.notes[0]
 
 
 @pytest.mark.parametrize("fail_on", [None, 2], ids=["plays", "fails mid-batch"])
@@ -141,7 +142,7 @@ def test_a_gpu_actor_takes_batches_of_consecutive_shards(ray_address, tmp_path, 
     try:
         pool.scale()
         gpu_gate.set(True)
-        assert wait_for(lambda: pool.wait(0.05) == [] and pool.ready == 1, timeout=60)
+        assert wait_for(lambda: pool.wait(0.05) == [] and pool.actors.ready == 1, timeout=60)
         pool.dispatch(shards)
         assert [[s.id for s in batch] for batch, _ in pool.in_flight.values()] == [[0, 1, 2], [3, 4, 5]]
         assert pool.report().in_flight == 6
@@ -151,13 +152,13 @@ def test_a_gpu_actor_takes_batches_of_consecutive_shards(ray_address, tmp_path, 
         pool.close()
     assert sorted(outcomes) == list(range(plan.count)) and all(o.done for o in outcomes.values())
     assert all(o.attempts == 1 for o in outcomes.values())
-    on_gpu = {k for k, o in outcomes.items() if o.played.figures.worker.endswith("/gpu")}
+    on_gpu = {k for k, o in outcomes.items() if o.on_gpu}
     if fail_on is None:
-        assert {0, 1, 2, 3, 4, 5} <= on_gpu and pool.gpu_failures == 0
+        assert {0, 1, 2, 3, 4, 5} <= on_gpu and pool.actors.gpu_failures == 0
     else:
-        assert on_gpu == set() and pool.gpu_failures == 1 and len(pool.notes) == 1
+        assert on_gpu == set() and pool.actors.gpu_failures == 1 and len(pool.actors.notes) == 1
     want = {s["shard"]: s["deals"] for s in direct_tables(config)["shards"].to_pylist()}
-    assert {k: o.played.figures.deals for k, o in outcomes.items()} == want
+    assert {k: o.figures.counts.deals for k, o in outcomes.items()} == want
 
 
 def test_actors_lost_before_they_start_are_capacity_lost_not_a_failure_to_start(ray_address, tmp_path):
@@ -171,8 +172,8 @@ def test_actors_lost_before_they_start_are_capacity_lost_not_a_failure_to_start(
         for lost in range(1, 4 * (2 * 2 + 2)):  # well past the threshold for failures to start
             starting = [a for a in pool.actors if a.alive and not a.ready]
             ray.kill(starting[0].handle, no_restart=True)  # gone, as with its node
-            assert wait_for(lambda: pool.wait(0.05) == [] and pool.lost_actors == lost, timeout=30)
-        assert pool.start_failures == 0 and pool.alive == 2
+            assert wait_for(lambda: pool.wait(0.05) == [] and pool.actors.lost == lost, timeout=30)
+        assert pool.actors.start_failures == 0 and pool.actors.alive == 2
         gate.set(True)
         outcomes = run_pool(pool, plan)
     finally:
@@ -195,7 +196,7 @@ def test_workers_that_fail_to_start_stop_the_pool(ray_address, tmp_path):
 def test_a_fixed_number_of_workers_the_cluster_cannot_place_says_so(ray_address, tmp_path, monkeypatch):
     """Every CPU of the cluster is held by someone else: workers = 1 waits START_WAIT_S, then stops
     with a sentence (workers = 0 would wait for CPUs as long as it takes)."""
-    monkeypatch.setattr(cluster.pool, "START_WAIT_S", 3.0)
+    monkeypatch.setattr(cluster.actors, "START_WAIT_S", 3.0)
     cpus = int(ray.cluster_resources()["CPU"])
     holders = [CpuHolder.remote() for _ in range(cpus)]
     ray.get([h.placed.remote() for h in holders])  # placed: every CPU is taken

@@ -119,7 +119,7 @@ def test_querying_a_run_while_it_is_written(runs, tmp_path):
     seen = []
 
     def look(coordinator):
-        if coordinator.totals.done == 5:
+        if coordinator.counts.run.done == 5:
             uri = str(tmp_path)
             assert not (tmp_path / "games.parquet").exists()
             # Shard files are written by the driver's writer threads: a query sees those written.

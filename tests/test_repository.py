@@ -55,6 +55,11 @@ TESTED_ELSEWHERE = {
     "cluster.commands.search": ["test_cluster.py", "test_config.py", "test_faults.py"],  # search, resume, status
     "cluster.known": ["test_catalogue.py"],
     "cluster.course": ["test_coordinator.py"],  # the loop's stopping rules and progress.json's owner  # the catalogue's labels in tables, status and summaries
+    # the parts of the run loop and of the pool, each held through them
+    "cluster.actors": ["test_pool.py", "test_cluster_gpu.py", "test_cluster_elastic.py"],  # start, loss, GPUs
+    "cluster.recorder": ["test_coordinator.py", "test_cluster.py"],  # summaries, audits, the session's counters
+    "cluster.runfiles": ["test_coordinator.py", "test_codec.py", "test_faults.py"],  # opened, tables rebuilt
+    "cluster.report": ["test_coordinator.py", "test_cluster.py"],  # the RunReport
     "kernels.bench": ["test_cli_play.py"],  # bmn bench
     # the sweeps (kernels/sweep/): test_sweep.py holds the CPU to exact tables, test_gpu.py the GPU's
     # kernels (kernels/sweep/cuda.py) and host side (kernels/sweep/gpu.py) to the CPU
@@ -185,6 +190,10 @@ def test_the_import_graph_has_no_circle_and_cluster_modules_stay_short():
     assert not circles, f"import circles: {circles[:3]}"
     long = {p.name: n for p in (ROOT / "cluster").rglob("*.py") if (n := len(p.read_text().splitlines())) > 420}
     assert not long, f"cluster modules over about 400 lines: {long}"
+    # The run loop and the pool, split by what each part does, each part well under that.
+    parts = ("coordinator", "course", "recorder", "runfiles", "report", "health", "pool", "actors", "writer")
+    long = {name: n for name in parts if (n := len((ROOT / "cluster" / f"{name}.py").read_text().splitlines())) >= 300}
+    assert not long, f"parts of the run loop at 300 lines or more: {long}"
 
 
 def test_no_module_is_imported_by_name_nor_bound_by_introspection():

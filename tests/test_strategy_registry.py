@@ -116,7 +116,7 @@ def test_every_strategy_plans_and_plays_a_shard_from_kernels_alone(tmp_path):
     import sys
 
     from cluster.plan import Plan
-    from cluster.worker import run_shard as worker_run_shard
+    from cluster.worker import play_shard
     from kernels.strategies import codec
 
     done = subprocess.run([sys.executable, "-c", PLAY], capture_output=True, text=True, timeout=600, cwd=ROOT)
@@ -131,7 +131,7 @@ def test_every_strategy_plans_and_plays_a_shard_from_kernels_alone(tmp_path):
         config = example_config(strategy, tmp_path)
         plan = Plan(config)
         assert (plan.count, codec.encode(plan.shard(0).params), list(plan.shard(0).deals)) == (count, params, deals), name
-        result = worker_run_shard(config.deck, plan.space.split, plan.shard(0))
+        result = play_shard(config.deck, plan.space.split, plan.shard(0))
         assert (result.deals, len(result.candidates)) == (played_deals, candidates), name
         assert played_deals > 0 or name in ("ancestors", "extend"), name  # (those two play no deals of their own)
 

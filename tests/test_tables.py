@@ -31,14 +31,16 @@ FACTORY_ROW = CycleRow("00000000000000aa", 4, 10, "0:2,1:1,2:1", "J-/Q-", comple
 
 def summary(shard: int, result=None) -> ShardSummary:
     """Shard `shard`'s summary: done with this result, or failed (None)."""
-    figures = None if result is None else ShardFigures.from_result(result, elapsed_s=0, worker="")
     params = CensusShard(deck="0:6,1:2,2:2", split=(5, 5), lo=shard, hi=shard + 1, balanced=True)
-    return ShardSummary.of(Shard(shard, "census", params), figures, attempts=1, run=None)
+    planned = Shard(shard, "census", params)
+    played = PlayedShard.given_up(planned, 1, None) if result is None else \
+        PlayedShard.of(planned, result, deck="0:6,1:2,2:2", elapsed_s=0, worker="")
+    return ShardSummary.of(played, run=None)
 
 
 def games(candidates, shard: int, deck: str = "0:6,1:2,2:2"):
     """A census shard's games rows for these candidates."""
-    return games_table(PlayedShard(shard, "census", candidates, deck, None, ShardFigures()))
+    return games_table(PlayedShard(Shard(shard, "census", None), candidates, deck, None, ShardFigures()))
 
 
 def write_shard(store: RunStore, shard: int, result, rel=None) -> None:

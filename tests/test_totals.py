@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from cluster.summary import ShardSummary
 from kernels.game import GameResult
-from kernels.tally import Candidate
+from kernels.tally import Candidate, Counts
+from cluster.figures import ShardFigures
 from cluster.totals import KEEP_LONGEST, RunTotals
 
 
 def shard(k: int, status="done", longest=None, histogram=None, cycle_ids=()) -> ShardSummary:
-    return ShardSummary(k, "random", "{}", status, deals=10 * (status == "done"), cards=100 * (status == "done"),
-                        longest=longest, histogram=histogram or {}, cycle_ids=tuple(cycle_ids))
+    figures = ShardFigures(counts=Counts(deals=10 * (status == "done"), cards=100 * (status == "done"), cycles=1),
+                           longest=longest, histogram=histogram or {}, cycle_ids=tuple(cycle_ids))
+    return ShardSummary(k, "random", "{}", status, figures)
 
 
 def game(cards: int, hands: str) -> Candidate:
@@ -20,7 +22,7 @@ def game(cards: int, hands: str) -> Candidate:
 def test_done_shards_add_up_and_failed_ones_only_count():
     totals = RunTotals.of({0: shard(0, histogram={5: 2, 7: 1}, cycle_ids=["a"]), 1: shard(1, status="failed"),
                            2: shard(2, histogram={7: 3}, cycle_ids=["a", "b"])})
-    assert (totals.done, totals.failed, totals.deals, totals.cards) == (2, 1, 20, 200)
+    assert (totals.done, totals.failed, totals.counts) == (2, 1, Counts(20, 200, 2))
     assert totals.histogram == {5: 2, 7: 4} and totals.cycle_ids == {"a", "b"}
     assert totals.best is None and totals.longest_cards == 0
 

@@ -12,7 +12,7 @@ from cluster.config import build_config
 from cluster.plan import Plan
 from cluster.figures import PlayedShard, ShardFigures
 from cluster.tables import GAMES_SCHEMA, games_table
-from cluster.worker import ShardRunner, run_shard
+from cluster.worker import ShardRunner, play_shard
 from kernels.errors import BmnError
 from kernels.strategies import run_random
 
@@ -25,10 +25,11 @@ def test_a_runner_returns_the_shards_rows_and_figures():
                                 "lanes": None}
     played = runner.run(plan.shard(1))
     figures, table = played.figures, games_table(played)
-    assert isinstance(played, PlayedShard) and (played.shard, played.strategy, played.deck) == (1, "random", "standard")
+    assert isinstance(played, PlayedShard) and (played.shard, played.deck) == (plan.shard(1), "standard")
     direct = run_random(plan.space, 5, 1, 100, min_cards=500)
-    assert isinstance(figures, ShardFigures) and (figures.deals, figures.worker) == (100, runner.where)
-    assert (figures.cards, figures.max_cards, figures.candidates) == (direct.cards, direct.max_cards,
+    assert isinstance(figures, ShardFigures) and (figures.counts.deals, figures.worker) == (100, runner.where)
+    assert (figures.device, played.on_gpu, played.attempts, played.error) == ("cpu", False, 1, None)
+    assert (figures.counts.cards, figures.max_cards, figures.candidates) == (direct.cards, direct.max_cards,
                                                                      len(direct.candidates))
     assert table.schema == GAMES_SCHEMA and table.num_rows == len(direct.candidates)
     assert table["hands"].to_pylist() == [c.hands for c in direct.candidates]
@@ -51,7 +52,7 @@ def test_a_shard_with_parameters_of_another_strategy_is_refused():
     shard = Plan(config).shard(0)
     wrong = type(shard)(shard.id, "exhaustive", shard.params)
     with pytest.raises(BmnError, match="the exhaustive strategy's shards take ExhaustiveShard, not StreamShard"):
-        run_shard(config.deck, (26, 26), wrong)
+        play_shard(config.deck, (26, 26), wrong)
 
 
 def test_a_gpu_runner_without_a_gpu_says_so_in_one_sentence():
@@ -59,7 +60,7 @@ def test_a_gpu_runner_without_a_gpu_says_so_in_one_sentence():
     sentence, which the pool reports before giving its shards to CPU actors (tests/test_cluster_gpu.py)."""
     pytest.importorskip("numba.cuda")
     runner = ShardRunner("standard", (26, 26), "random", device="gpu")
-    assert runner.where.endswith("/gpu")
+    assert runner.where == f"local:{os.getpid()}" and runner.device == "gpu"  # (the device a field, not a suffix)
     with pytest.raises(BmnError, match=r"^no GPU here that CUDA can use \(no NVIDIA driver, or none visible"):
         runner.warm_up()
 
@@ -68,4 +69,4 @@ def test_a_strategy_without_gpu_kernels_refuses_the_gpu():
     config = build_config({"strategy": "climb", "deals": 10, "shard_size": 10})
     plan = Plan(config)
     with pytest.raises(BmnError, match="the climb strategy has no GPU kernels; its shards run on CPUs"):
-        run_shard(config.deck, plan.space.split, plan.shard(0), device="gpu")
+        play_shard(config.deck, plan.space.split, plan.shard(0), device="gpu")

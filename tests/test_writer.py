@@ -10,7 +10,9 @@ import time
 import pytest
 
 import cluster.writer
+from cluster.figures import ShardFigures
 from cluster.summary import ShardSummary
+from kernels.tally import Counts
 from cluster.tables import GAMES_SCHEMA
 from cluster.totals import RunTotals
 from cluster.writer import ShardWriter, WriteFailed, write_failure
@@ -39,7 +41,7 @@ class GatedStore:
 
 
 def summary(k: int, status: str = "done") -> ShardSummary:
-    return ShardSummary(k, "random", "{}", status, deals=10 * (status == "done"))
+    return ShardSummary(k, "random", "{}", status, ShardFigures(counts=Counts(deals=10 * (status == "done"))))
 
 
 def hand_over(writer: ShardWriter, shards) -> None:
@@ -62,7 +64,7 @@ def test_shards_are_taken_in_the_order_handed_over_and_counted_once_written():
     assert list(writer.written()) == [] and writer.totals.done == 0  # shard 0 first: not written yet
     store.gates["shards/0"].set()
     assert [s.shard for s in writer.written(wait_all=True)] == [0, 1, 2, 3]
-    assert (writer.totals.done, writer.totals.deals) == (4, 40) and list(writer.written()) == []
+    assert (writer.totals.done, writer.totals.counts.deals) == (4, 40) and list(writer.written()) == []
     writer.close()
 
 

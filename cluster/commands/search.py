@@ -19,7 +19,7 @@ from ..status import run_status
 from .catalogue import add_catalogue_option, say_contradictions
 
 if TYPE_CHECKING:
-    from ..coordinator import RunReport
+    from ..report import RunReport
 
 FLAGS = [
     ("--out", "out", str, "run directory or URI (s3://bucket/prefix) for the tables"),
