@@ -9,8 +9,11 @@ A strategy is one module of this package holding its kernels (or calling shared 
     Table        the strategy's config table (`[climb] pool = ...`), each key a field declared with
                  `key()` (its default, bounds and doc: a `Param`), checked when the config is read
     ShardParams  what one shard computes: the strategy's `Params` (its fields usually the stream's or
-                 range's and the table's); its JSON form is the shard's `params` in the run
-                 (kernels/strategies/codec.py)
+                 range's, and the table's keys copied by `keys_of`); its JSON form is the shard's
+                 `params` in the run (kernels/strategies/codec.py), read back strictly by `typed`
+
+A field added after runs were made, whose default computes what they did, is left unsaid at that
+default (`unsaid`, `key(..., unsaid=True)`): out of the shard's JSON form and of the run's identity.
 
 and a strategy says:
     plan          the search cut into shards: a `ShardPlan` (how many, and shard k made on demand)
@@ -22,6 +25,10 @@ and a strategy says:
     gpu           whether its shards can run on a GPU (run with device="gpu" gives the CPU's result)
     warm_up       a tiny run that compiles (or loads from Numba's disk cache) every kernel it uses (with
                   device="gpu", the GPU's too, for strategies with GPU kernels)
+    warm_group    which kernels that warm-up compiles (WARM_GROUPS: `make test` warms by group)
+    example       its small search for the tests (an `Example`, with the pin of its tables)
+    summary       one line: its row of docs/strategies.md's table
+    own_table     a summary table of its own, built by the cluster module of that name (the atlas's)
 """
 
 from __future__ import annotations
