@@ -37,8 +37,6 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
@@ -325,7 +323,7 @@ def markdown(report: dict) -> str:
                      f"{c['gpu_s']} | {c['cpu_s']} | {c['against_cpu'] or 'equal'} | {c['against_itself'] or 'equal'} |")
     sim = report.get("simulator_cases", {})
     if sim:
-        lines.append(f"\nThe simulator's cases on this device: "
+        lines.append("\nThe simulator's cases on this device: "
                      + ("all equal" if not any(sim.values()) else "; ".join(f"{k}: {v}" for k, v in sim.items() if v)))
     if "launches" in report:
         lines += ["", "## Speed (random standard deals, cycle detection on)", "", "| deals a launch | s | deals/s |",

@@ -29,7 +29,6 @@ EXECUTION_KEYS = ("out", "workers", "max_workers", "address", "time_limit", "pro
 DEVICES = ("auto", "cpu", "gpu")
 
 
-
 def strategy_tables() -> tuple[str, ...]:
     """The strategies with a table of their own parameters (`[climb] pool = ...`): the table's name is the
     strategy's name."""

@@ -202,7 +202,7 @@ class Coordinator:
         return finished
 
     def has_work(self) -> bool:
-        return len(self._open()) < self.plan.count
+        return len(self.files.open()) < self.plan.count
 
     def _read_pool(self) -> None:
         """What the pool reports: its notes said, the rest kept (pool_report)."""

@@ -121,4 +121,3 @@ def game_json(game: Candidate) -> dict:
 def game_of_json(values: dict) -> Candidate:
     return Candidate(values["hands"], values["index"],
                      GameResult(**{k: v for k, v in values.items() if k not in ("hands", "index")}))
-

@@ -34,7 +34,7 @@ from .lease import is_live, read_lock
 from .owned import own_tables
 from .owntable import OwnTable
 from .plan import Plan
-from .runmeta import existing_run, read_progress, read_run_config, run_table_names
+from .runmeta import existing_run, read_progress, read_run_config, run_table_names, stored_config
 from .summary import manifest_summaries
 from .tables import GAMES_SCHEMA, Ownership, build_tables, cycles_table, first_per_deal, read_contents, reported_rows
 
@@ -45,6 +45,7 @@ def run_tables(uri: str, notes: list[str] | None = None) -> dict[str, pa.Table]:
     """The tables of one run (and its strategy's own), current even while it is being written. What the tables lack
     (shards of a stopped run not done, damaged shard files) is said in `notes`."""
     store = existing_run(uri)
+    config = stored_config(store)  # (read once: which tables it keeps, its plan)
     lock = read_lock(store)
     running = lock is not None and is_live(lock)
     tables = None
@@ -54,14 +55,13 @@ def run_tables(uri: str, notes: list[str] | None = None) -> dict[str, pa.Table]:
     # does not: they would be an earlier session's).
     if state in ("finished", "time limit", "interrupted") and lock is None and progress.get("tables", True):
         try:
-            tables = {name: store.read_parquet(f"{name}.parquet") for name in run_table_names(read_run_config(uri))}
+            tables = {name: store.read_parquet(f"{name}.parquet") for name in run_table_names(config)}
             # (labelled as the catalogue says now: a run of an earlier bmn has no `known` column)
             tables["cycles"] = labelled(tables["cycles"])
         except (OSError, pa.ArrowException):
             tables = None  # missing or damaged summary tables: rebuilt from the shard files below
     plan = None
     if tables is None:
-        config = read_run_config(uri)
         plan = Plan(config)
         contents = read_contents(store, owner=Ownership(plan, config.fingerprint()))
         tables = build_tables(contents)
@@ -71,7 +71,7 @@ def run_tables(uri: str, notes: list[str] | None = None) -> dict[str, pa.Table]:
             _note(notes, f"{uri}: {rel} is not this run's ({why}); its shards are not counted (`bmn resume "
                          f"{uri}` moves it to foreign/)")
     if not running and notes is not None:
-        planned = (plan or Plan(read_run_config(uri))).count
+        planned = (plan or Plan(config)).count
         have = {s.shard for s in manifest_summaries(tables["shards"]) if s.done}
         missing = sorted(set(range(planned)) - have)
         if missing:

@@ -1,10 +1,11 @@
 """What a shard reports besides its games: its figures (from the worker that played it) and its
 summary (the run's record of it, kept in its file), as values with a fixed shape.
 
-A worker sends back its shard's candidates and `ShardFigures` (figures.py: a PlayedShard): the figures of its result
-the summary tables need, a few hundred numbers at most. The run loop makes the shard's one
-`ShardSummary` from it, whether played or given up by the pool (`ShardSummary.of`), and writes both
-into the shard's file; the summary holds the figures (`figures`), written among its own keys. A shard file keeps one summary per shard in its Parquet key-value metadata (`bmn.shards`, JSON:
+A worker sends back its shard's candidates and `ShardFigures` (figures.py: a PlayedShard): the
+figures of its result the summary tables need, a few hundred numbers at most. The run loop makes the
+shard's one `ShardSummary` from it, whether played or given up by the pool (`ShardSummary.of`), and
+writes both into the shard's file; the summary holds the figures (`figures`), written among its own
+keys. A shard file keeps one summary per shard in its Parquet key-value metadata (`bmn.shards`, JSON:
 `to_json` / `from_json`); the run's `shards` table holds their manifest columns (Arrow:
 `manifest_table` / `manifest_summaries`). The JSON keys are those bmn has always written, so the
 shard files of earlier runs read back: a summary written before results versions were recorded
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field, fields
 import pyarrow as pa
 
 from kernels import RESULTS_VERSION
-from kernels.strategies import REGISTRY, CycleRow, Shard, ShardParams, codec
+from kernels.strategies import REGISTRY, CycleRow, ShardParams, codec
 
 from .figures import PlayedShard, ShardFigures, game_json, game_of_json
 

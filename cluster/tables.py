@@ -35,6 +35,7 @@ from kernels.strategies import REGISTRY, CycleRow, codec
 from kernels.tally import CLOSURE_FIELDS
 
 from .owned import own_table
+from .owntable import OwnTable
 from .figures import PlayedShard
 from .known import labelled
 from .storage import RunStore, StoreUnavailable
@@ -332,7 +333,7 @@ def build_tables(contents: RunContents) -> dict[str, pa.Table]:
     return tables
 
 
-def owned_tables(summaries: dict[int, ShardSummary]) -> list:
+def owned_tables(summaries: dict[int, ShardSummary]) -> list[OwnTable]:
     """The own tables of the strategies whose shards these are (a run's: its strategy's, if it keeps one)."""
     strategies = sorted({s.strategy for s in summaries.values() if s.strategy in REGISTRY})
     return [own for name in strategies if (own := own_table(REGISTRY[name])) is not None]

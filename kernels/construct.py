@@ -251,7 +251,6 @@ def lookahead_genes(k, avail, max_len, small, tail, genes, gene_len, counters, e
     SC = np.zeros((depth_cap, k, _FIELDS), np.int64)
     AV = np.zeros((depth_cap, nv), np.int64)
     choice = np.zeros(depth_cap, np.int64)
-    capacity = genes.shape[0]
     written = 0
     # depth 0: every phase's small hand dealt, its first cards the tail (the piece's come out of the pool)
     AV[0, :] = avail

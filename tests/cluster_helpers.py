@@ -29,6 +29,7 @@ from cluster.storage import RunStore
 from cluster.summary import ShardSummary
 from cluster.tables import RunContents, build_tables, games_table, read_contents
 from cluster.worker import ShardRunner
+from kernels.strategies import Strategy
 
 # Credentials for moto's S3 server (it accepts any).
 AWS_TEST_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from cluster.figures import PlayedShard, ShardFigures
+from cluster.figures import PlayedShard
 from cluster.summary import SHARDS_SCHEMA, ShardSummary, manifest_summaries, manifest_table
 from cluster.tables import META_KEY
 from kernels import RESULTS_VERSION

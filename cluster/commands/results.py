@@ -17,9 +17,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "query",
         help=f"SQL over runs' tables (games, cycles, shards, histogram, {', '.join(own_tables())})",
-        description=f"Run SQL (DuckDB) over the views games, cycles, shards, histogram and {', '.join(own_tables())} of one or "
-        "more runs (directories or s3:// URIs), finished or still running. Several runs are queried "
-        "as one: games deduplicated by deal, cycles by cycle_id. Queries never modify a run.",
+        description=f"Run SQL (DuckDB) over the views games, cycles, shards, histogram and "
+        f"{', '.join(own_tables())} of one or more runs (directories or s3:// URIs), finished or still "
+        "running. Several runs are queried as one: games deduplicated by deal, cycles by cycle_id. Queries "
+        "never modify a run.",
         epilog='example: bmn query runs/local "SELECT cards, tricks, hands FROM games ORDER BY cards DESC LIMIT 5"',
     )
     p.add_argument("args", nargs="+", metavar="RUN... SQL", help="one or more runs, then the SQL")

@@ -23,16 +23,16 @@ from .base import Example, Param, Search, Shard, ShardParams, ShardPlan, Strateg
 from ..tally import Candidate, CycleRow, ShardResult
 
 
-def discover(path=None, package: str = __name__) -> dict[str, Strategy]:
-    """Every strategy of the modules in `path` (this package's folders by default), by name, in name
-    order: each module's `STRATEGY`, checked to be a Strategy whose name is its module's."""
+def discover() -> dict[str, Strategy]:
+    """Every strategy of the modules in this package's folders, by name, in name order: each module's
+    `STRATEGY`, checked to be a Strategy whose name is its module's."""
     found: dict[str, Strategy] = {}
-    for info in sorted(pkgutil.iter_modules(__path__ if path is None else path), key=lambda m: m.name):
-        strategy = getattr(importlib.import_module(f"{package}.{info.name}"), "STRATEGY", None)
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        strategy = getattr(importlib.import_module(f"{__name__}.{info.name}"), "STRATEGY", None)
         if strategy is None:
             continue
         if not isinstance(strategy, Strategy) or strategy.name != info.name:
-            raise TypeError(f"{package}.{info.name}.STRATEGY must be a Strategy named {info.name!r}")
+            raise TypeError(f"{__name__}.{info.name}.STRATEGY must be a Strategy named {info.name!r}")
         found[strategy.name] = strategy
     return found
 
@@ -45,13 +45,8 @@ globals().update(RUNNERS)
 
 __all__ = [
     "Candidate", "CycleRow", "Example", "Param", "REGISTRY", "Search", "Shard", "ShardParams", "ShardPlan",
-    "ShardResult", "Strategy", "Table", "discover", "get", "names", "run_shard", "run_shard_batch", *RUNNERS,
+    "ShardResult", "Strategy", "Table", "discover", "get", "run_shard", "run_shard_batch", *RUNNERS,
 ]
-
-
-def names() -> tuple[str, ...]:
-    """The strategies' names, as the registry holds them now."""
-    return tuple(REGISTRY)
 
 
 def get(name: str) -> Strategy:
