@@ -24,27 +24,31 @@ import sys
 import time
 
 
+def _take(argv: list[str], flag: str) -> tuple[str | None, list[str]]:
+    """`flag VALUE`'s value ("" where none follows; None where the flag is absent), and argv without them."""
+    if flag not in argv:
+        return None, argv
+    at = argv.index(flag)
+    return (argv[at + 1] if at + 1 < len(argv) else ""), argv[:at] + argv[at + 2:]
+
+
 def main(argv: list[str]) -> int:
     from kernels.dealspace import DealSpace
     from kernels.decks import parse_deck
     from kernels.strategies import REGISTRY
-
     from kernels.strategies.base import WARM_GROUPS
 
+    group, argv = _take(argv, "--group")  # --group GROUP: the strategies of one warm-up group
+    names, argv = _take(argv, "--only")  # --only NAME,NAME: those strategies' kernels (a node that runs one)
     only = None
-    if "--group" in argv:  # --group GROUP: the strategies of one warm-up group
-        at = argv.index("--group")
-        group = argv[at + 1] if at + 1 < len(argv) else ""
-        argv = argv[:at] + argv[at + 2:]
+    if group is not None:
         if group not in WARM_GROUPS:
             print(f"warm_kernels: --group takes one of {', '.join(WARM_GROUPS)}, got {group or 'none'}",
                   file=sys.stderr)
             return 2
         only = [name for name, strategy in REGISTRY.items() if strategy.warm_group == group]
-    elif "--only" in argv:  # --only NAME,NAME: those strategies' kernels (a node that runs one strategy)
-        at = argv.index("--only")
-        only = argv[at + 1].split(",") if at + 1 < len(argv) else []
-        argv = argv[:at] + argv[at + 2:]
+    elif names is not None:
+        only = names.split(",") if names else []
         unknown = [name for name in only if name not in REGISTRY]
         if unknown or not only:
             print(f"warm_kernels: --only takes strategy names ({', '.join(REGISTRY)}), got {unknown or 'none'}",

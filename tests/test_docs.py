@@ -115,7 +115,8 @@ def test_the_strategy_reference_lists_every_strategy_and_key():
     for key in (f.name for f in dataclasses.fields(SearchConfig) if not f.name.startswith("_")):
         assert key in internal or key in rows, f"docs/strategies.md, Config keys: {key}"
     for name, strategy in REGISTRY.items():
-        assert not reference_problems(text, strategy), f"docs/strategies.md: {reference_problems(text, strategy)}"
+        problems = reference_problems(text, strategy)
+        assert not problems, f"docs/strategies.md: {problems}"
 
 
 def test_the_layout_names_every_module():
