@@ -1,14 +1,15 @@
 """A strategy's own summary table (the atlas's), declared as one value: a strategy whose `own_table`
 names a table has a cluster module of that name (cluster/NAME.py) holding its `TABLE`, an `OwnTable`
-saying how its rows are built from a run's shard files, how runs queried together keep them, and what
-`bmn NAME RUN...` shows. cluster/owned.py finds it; tables.py builds and writes it for the runs of that
+saying how its rows are built from a run's shard files, how runs queried together keep them, what
+`bmn NAME RUN...` shows, and, for a table whose rows also live beyond the run (the genes library), what a run
+reads from there when it starts and adds there when a session ends. cluster/owned.py finds it; tables.py builds and writes it for the runs of that
 strategy only, query.py makes it a view, commands/results.py gives it its command: none names it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import pyarrow as pa
 
@@ -27,3 +28,10 @@ class OwnTable:
     columns: tuple[str, ...]  # what its command shows (--wide: every column)
     help: str  # its command's help line, and its description
     description: str
+    # What a run of its strategy reads from outside when it starts, and adds there when a session ends (the genes
+    # library): the config a run plans from, given the config and the run's stored one where it exists
+    # (runmeta.open_run); and, after
+    # the tables are written, given its table, the shard summaries and the plan, a sentence for each thing it
+    # added (runfiles.py).
+    prepare: Callable[[Any, Any], Any] | None = None
+    publish: Callable[[pa.Table, dict[int, ShardSummary], Any], list[str]] | None = None

@@ -36,7 +36,8 @@ from .owntable import OwnTable
 from .plan import Plan
 from .runmeta import existing_run, read_progress, read_run_config, run_table_names, stored_config
 from .summary import manifest_summaries
-from .tables import GAMES_SCHEMA, Ownership, build_tables, cycles_table, first_per_deal, read_contents, reported_rows
+from .tables import (CYCLES_SCHEMA, GAMES_SCHEMA, Ownership, build_tables, cycles_table, first_per_deal, read_contents,
+                     reported_rows)
 
 FORMATS = ("table", "csv", "json")
 
@@ -56,8 +57,8 @@ def run_tables(uri: str, notes: list[str] | None = None) -> dict[str, pa.Table]:
     if state in ("finished", "time limit", "interrupted") and lock is None and progress.get("tables", True):
         try:
             tables = {name: store.read_parquet(f"{name}.parquet") for name in run_table_names(config)}
-            # (labelled as the catalogue says now: a run of an earlier bmn has no `known` column)
-            tables["cycles"] = labelled(tables["cycles"])
+            # (labelled as the catalogue says now: a run of an earlier bmn has no `known` column, nor `balanced`)
+            tables["cycles"] = labelled(with_columns(tables["cycles"], CYCLES_SCHEMA))
         except (OSError, pa.ArrowException):
             tables = None  # missing or damaged summary tables: rebuilt from the shard files below
     plan = None
@@ -79,6 +80,14 @@ def run_tables(uri: str, notes: list[str] | None = None) -> dict[str, pa.Table]:
             _note(notes, f"{uri}: {len(missing):,} of {planned:,} shards are missing ({shown}); "
                          f"`bmn resume {uri}` computes them")
     return tables
+
+
+def with_columns(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """A table written by an earlier bmn with the columns added since (null), in the schema's order, as read."""
+    missing = [f for f in schema if f.name not in table.column_names]
+    for f in missing:
+        table = table.append_column(f.name, pa.nulls(table.num_rows, f.type))
+    return table.select([f.name for f in schema if f.name in table.column_names]) if missing else table
 
 
 def _note(notes: list[str] | None, text: str) -> None:
@@ -194,19 +203,22 @@ def top_games(uris: Sequence[str], n: int = 10, by: str = "cards", notes: list[s
 
 
 def cycles_report(uris: Sequence[str], notes: list[str] | None = None, new: bool = False,
-                  contradictions: list[str] | None = None) -> pa.Table:
-    """The distinct cycles of the runs, each labelled: the catalogue's source, or "new" (`new`: only those).
-    The cycles that contradict a complete exhaustive search are said in `contradictions`."""
+                  contradictions: list[str] | None = None, balanced: bool = False) -> pa.Table:
+    """The distinct cycles of the runs, each labelled: the catalogue's source, or "new" (`new`: only those;
+    `balanced`: only those that balanced deals enter, the most first). The cycles that contradict a complete
+    exhaustive search are said in `contradictions`."""
     tables = combined_tables(uris, notes)
     if contradictions is not None:
         contradictions += known.contradictions(tables["cycles"])
+    where = [w for w, on in (("known IS NULL", new), ("balanced > 0", balanced)) if on]
+    order = "balanced DESC, " if balanced else ""
     con = connect(tables)
     try:
         return con.sql(
-            f"SELECT cycle_id, coalesce(known, '{known.NEW}') AS known, deck, period_tricks, period_cards, deals, basin, "
-            "complete, closure, imbalance, min_preperiod_tricks, max_preperiod_tricks, hands, state, closest "
-            f"FROM cycles {'WHERE known IS NULL ' if new else ''}"
-            "ORDER BY deals DESC, basin DESC NULLS LAST, cycle_id").to_arrow_table()
+            f"SELECT cycle_id, coalesce(known, '{known.NEW}') AS known, deck, period_tricks, period_cards, deals, "
+            "balanced, basin, complete, closure, imbalance, min_preperiod_tricks, max_preperiod_tricks, hands, state, "
+            f"closest FROM cycles {'WHERE ' + ' AND '.join(where) + ' ' if where else ''}"
+            f"ORDER BY {order}deals DESC, basin DESC NULLS LAST, cycle_id").to_arrow_table()
     finally:
         con.close()
 

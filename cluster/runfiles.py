@@ -8,6 +8,7 @@ import sys
 
 import pyarrow as pa
 
+from .owned import own_table
 from .plan import Plan
 from .storage import RunStore
 from .tables import FOREIGN_DIR, Ownership, RunContents, build_tables, read_contents, set_aside, write_tables
@@ -65,6 +66,10 @@ class RunFiles:
         contents = read_contents(self.store, self.read, self.owner)
         tables = build_tables(contents)
         write_tables(self.store, tables)
+        own = own_table(self.plan.strategy)
+        if own is not None and own.publish is not None and own.name in tables:
+            for sentence in own.publish(tables[own.name], contents.summaries, self.plan):
+                print(f"bmn: {sentence}", file=sys.stderr)
         self.cycles = tables["cycles"]
         totals.cycle_ids = set(tables["cycles"].column("cycle_id").to_pylist())
         totals.failed = sum(1 for s in contents.summaries.values() if not s.done)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, fields
 import pyarrow as pa
 
 from kernels import RESULTS_VERSION
-from kernels.strategies import REGISTRY, CycleRow, ShardParams, codec
+from kernels.strategies import REGISTRY, CycleRow, GeneRow, ShardParams, codec
 
 from .figures import PlayedShard, ShardFigures, game_json, game_of_json
 
@@ -98,6 +98,10 @@ class ShardSummary:
             del values["cycle_rows"]
         else:
             values["cycle_rows"] = [row.to_json() for row in figures.cycle_rows]
+        if figures.gene_rows:
+            values["gene_rows"] = [row.to_json() for row in figures.gene_rows]
+        else:
+            del values["gene_rows"]  # (as every shard before genes were reported)
         return values
 
     @classmethod
@@ -114,6 +118,7 @@ class ShardSummary:
                    "wins": tuple(values.get("wins", ())), "cycle_ids": tuple(values.get("cycle_ids", ()))}
         if values.get("cycle_rows") is not None:
             figures["cycle_rows"] = tuple(CycleRow.from_json(row) for row in values["cycle_rows"])
+        figures["gene_rows"] = tuple(GeneRow.from_json(row) for row in values.get("gene_rows", ()))
         if values.get("longest") is not None:
             figures["longest"] = game_of_json(values["longest"])
         return cls(**summary, figures=ShardFigures.of_flat(figures))

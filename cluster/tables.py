@@ -89,6 +89,8 @@ CYCLES_SCHEMA = pa.schema([
     ("closure", pa.int64()),
     ("closest", pa.string()),
     ("imbalance", pa.int64()),
+    # construct: the balanced deals entering it (exact where complete; each a row of games)
+    ("balanced", pa.int64()),
     # who found it first, by the catalogue of known cycles (cluster/known.py); null: a new cycle. The
     # catalogue's word, not the search's: set again whenever a table is built or read
     ("known", pa.string()),
@@ -395,6 +397,8 @@ def cycles_table(games: pa.Table, reported: Sequence[tuple[int, CycleRow]] = ())
             # Shards that searched it found the same closure (it does not depend on where the cycle
             # was met) unless a search was truncated: the largest count is kept.
             row["closure"], row["closest"], row["imbalance"] = r.closure, r.closest, r.imbalance
+        if r.balanced is not None and (row["balanced"] is None or r.balanced > row["balanced"]):
+            row["balanced"] = r.balanced
     ordered = sorted(rows.values(), key=lambda r: (r["first_shard"], r["cycle_id"]))
     return labelled(pa.Table.from_pylist(ordered, schema=CYCLES_SCHEMA))
 

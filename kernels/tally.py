@@ -38,7 +38,7 @@ class Candidate:
     result: GameResult
 
 
-CLOSURE_FIELDS = ("closure", "closest", "imbalance")
+CLOSURE_FIELDS = ("closure", "closest", "imbalance", "balanced")
 
 
 @dataclass(frozen=True)
@@ -61,20 +61,46 @@ class CycleRow:
     closure: int | None = None
     closest: str | None = None
     imbalance: int | None = None
+    balanced: int | None = None  # the balanced deals entering it (exact when `complete`; construct)
 
     def to_json(self) -> dict:
-        """Its fields; the closure's three only where it was searched (so that rows written before them
-        write back byte for byte)."""
+        """Its fields; the closure's only where it was searched, and its balanced deals only where counted (so
+        that rows written before them write back byte for byte)."""
         values = asdict(self)
-        if self.closure is None and self.closest is None and self.imbalance is None:
-            for name in CLOSURE_FIELDS:
+        if all(values[name] is None for name in CLOSURE_FIELDS[:3]):
+            for name in CLOSURE_FIELDS[:3]:
                 del values[name]
+        if self.balanced is None:
+            del values["balanced"]
         return values
 
     @classmethod
     def from_json(cls, values: dict) -> "CycleRow":
         """A row as to_json wrote it (keys it does not know are ignored; a missing key is a TypeError)."""
         return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values})
+
+
+@dataclass(frozen=True)
+class GeneRow:
+    """A gene a shard found or built with (construct's long genes): a row of the run's genes table."""
+
+    gene: str  # its least phase, written as a hand
+    composition: str  # its cards, VALUE:COUNT,...
+    length: int
+    orbit: int  # its phases
+    phases: str  # every phase in the order the rounds turn it, the least first, space-separated
+    small_max: int  # the most cards the small hand holds at a trick boundary of any phase's turn
+    source: str  # "search" (found by this run) or "library" (the genes library's)
+    cycles: int  # distinct cycles it builds with the genes that fill the rest of the deck
+    balanced_cycles: int  # those that a balanced deal enters
+    balanced: int  # the balanced deals entering them
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, values: dict) -> "GeneRow":
+        return cls(**{f.name: values[f.name] for f in fields(cls)})
 
 
 @dataclass
@@ -107,6 +133,7 @@ class ShardResult(Counts):
     rank_base: int | None = None  # exhaustive: a candidate's rank is rank_base + its index
     # Cycles the shard found, each once, whether or not a candidate deal enters them (census, cycles).
     cycle_rows: list[CycleRow] = field(default_factory=list)
+    gene_rows: list[GeneRow] = field(default_factory=list)  # construct's long genes: each gene it found or built with
     deck: str | None = None  # the deck of its games where it is not the run's (a census of several)
 
     @classmethod

@@ -11,12 +11,15 @@ import numpy as np
 import pytest
 
 from kernels import construct as kc
+from kernels import genes as kg
 from kernels.catalogue import SHIPPED, read_cycles
 from kernels.cyclestate import walk
 from kernels.engines.reference import Game, play_reference
 from kernels.errors import BmnError
 from kernels.notation import parse_deal, parse_hand
 from kernels.strategies.construct import ConstructTable, Gadget, run_construct
+
+from naive import DEAD as NAIVE_DEAD, DONE as NAIVE_DONE, every_gene, gadget_of as naive_gadget  # noqa: E402
 
 J_ = np.array([1, 0], np.uint8)
 TAIL = np.array([0], np.uint8)
@@ -52,34 +55,28 @@ def test_the_gadget_turns_a_piece_over_as_the_reference_player_does(seed):
         n = rng.randint(3, 30)
         big = tuple(rng.choice([0, 0, 0, 0, 0, 1, 2, 3, 4]) for _ in range(n))
         small = rng.choice([(1, 0), (0, 1, 0), (1, 0, 0), (2, 0, 0)])
-        q = np.zeros(kc.WIDTH, np.uint8)
-        out, used, q_len = kc.gadget(np.array(big, np.uint8), n, np.array(small, np.uint8), q)
+        q = np.zeros(kg.buffer_cards(len(small), n), np.uint8)
+        sizes = np.zeros(1, np.int64)
+        out, used, q_len = kg.play_piece(np.array(big, np.uint8), n, np.array(small, np.uint8), q, sizes)
         ref = reference_gadget(big, small)
-        if out == kc.DONE:
+        naive = naive_gadget(big, small)
+        assert (out == kg.DONE) == (naive[0] == NAIVE_DONE) and (out == kg.DEAD) == (naive[0] == NAIVE_DEAD)
+        if out == kg.DONE:
             assert ref is not None and ref[0] == used, (big, small)
             # B = P X became X Q: the rest of its cards, then the block
             assert ref[1] == big[used:] + tuple(int(v) for v in q[:q_len]), (big, small)
             assert q_len == used  # the block holds as many cards as the piece
+            assert (used, tuple(int(v) for v in q[:q_len])) == naive[1:]
+            assert sizes[0] >= len(small)
             checked += 1
-        elif out == kc.DEAD:
+        elif out == kg.DEAD:
             assert ref is None, (big, small)
     assert checked > 30
 
 
-def every_piece_gene(pool, max_len, small=J_, tail=TAIL):
-    """The least phase of every gene of at most max_len cards from `pool`, by the plain search over pieces."""
-    genes = np.zeros((100_000, max_len + 1), np.uint8)
-    lengths = np.zeros(100_000, np.int64)
-    orbits = np.zeros(100_000, np.int64)
-    counters = np.zeros(4, np.int64)
-    written = kc.pieces(np.array(pool, np.int64), max_len, small, tail, 64, genes, lengths, orbits, counters)
-    assert counters[3] == 0
-    return {tuple(int(v) for v in genes[k, :lengths[k]]) for k in range(written)}
-
-
 @pytest.mark.parametrize("pool, max_len", [((26, 3, 4, 4), 13), ((34, 3, 4, 4, 4), 11), ((8, 2, 2, 2, 2), 14)])
 def test_the_gene_search_by_composition_finds_what_the_search_over_every_piece_finds(pool, max_len):
-    want = every_piece_gene(pool, max_len)
+    want = every_gene(pool, max_len)
     library = kc.library((1, 0), (0,), tuple(pool) + (0,) * (10 - len(pool)), max_len)
     assert {o[0] for orbits in library.values() for o in orbits} == want  # every composition in one search
     got = set()
@@ -98,8 +95,8 @@ def test_a_gene_comes_back_to_itself_through_its_phases():
     found = kc.genes_of((1, 0), (0,), kc.comp_of(parse_hand("-----KJ")))
     orbits = [["".join("-JQKA"[v] for v in p) for p in o] for o in found.orbits]
     assert ["-----KJ", "--K---J"] in orbits  # the least phase first, then its successor
-    q = np.zeros(kc.WIDTH, np.uint8)
-    assert kc.gadget(np.array(parse_hand("-----KJ"), np.uint8), 7, J_, q) == (kc.DONE, 7, 7)
+    q = np.zeros(kg.buffer_cards(2, 7), np.uint8)
+    assert kg.play_piece(np.array(parse_hand("-----KJ"), np.uint8), 7, J_, q, np.zeros(1, np.int64)) == (kg.DONE, 7, 7)
     assert "".join("-JQKA"[v] for v in q[:7]) == "-K---J-"
 
 

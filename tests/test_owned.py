@@ -36,9 +36,12 @@ TABLE = OwnTable(name=NAME, schema=SCHEMA, build=build, key=("shard",), timings=
 '''
 
 
-def test_the_atlas_keeps_its_table_and_no_other_strategy_does():
-    assert own_table(REGISTRY["atlas"]) is ATLAS and list(own_tables()) == ["atlas"]
-    assert all(own_table(s) is None for name, s in REGISTRY.items() if name != "atlas")
+def test_the_atlas_and_construct_keep_their_tables_and_no_other_strategy_does():
+    from cluster.genes import TABLE as GENES
+
+    assert own_table(REGISTRY["atlas"]) is ATLAS and list(own_tables()) == ["atlas", "genes"]
+    assert own_table(REGISTRY["construct"]) is GENES and GENES.prepare and GENES.publish
+    assert all(own_table(s) is None for name, s in REGISTRY.items() if name not in ("atlas", "construct"))
 
 
 @pytest.fixture
@@ -66,7 +69,7 @@ def test_a_new_strategys_own_table_is_built_viewed_and_given_its_command(plugin,
     plugin("lengths", "lengths")
     lengths = strategy("lengths")
     monkeypatch.setitem(REGISTRY, "lengths", lengths)
-    assert list(own_tables()) == ["atlas", "lengths"]
+    assert list(own_tables()) == ["atlas", "genes", "lengths"]
     tables = direct_tables(make_config(tmp_path / "run", strategy="lengths", deals=300, shard_size=100, min_cards=10))
     assert "atlas" not in tables and tables["lengths"].to_pylist() == [
         {"shard": k, "deals": 100, "elapsed_s": tables["lengths"]["elapsed_s"][k].as_py()} for k in range(3)]

@@ -3,8 +3,10 @@ are pinned by the strategy itself (`example.pin`).
 
 A change to the kernels that changes any of them (the random stream, an engine's counts, a
 strategy's logic) must also bump kernels.RESULTS_VERSION, so that `bmn resume` refuses to mix the
-old and the new computation in one run; then regenerate the pins (each written into its strategy's
-module, as is a new strategy's first one):
+old and the new computation in one run, unless the shards that compute something else have other
+parameters (construct's `search`: an earlier run's shard files are then not the run's, and a resume
+computes them again); a column added to a table changes the pins too, and computes nothing else.
+Then regenerate the pins (each written into its strategy's module, as is a new strategy's first one):
     .venv/bin/python tests/test_results_version.py
 and the digests of the larger cluster tests' tables (tests/data/table_pins.json), which those tests
 then fail to find, saying so:

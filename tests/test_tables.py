@@ -122,7 +122,7 @@ def test_a_run_written_before_reads_back_into_the_same_tables(tmp_path):
         old = pq.read_table(OLD_RUN / "tables" / f"{name}.parquet")
         if name == "cycles":  # columns added since (a states run's closures; the catalogue's label, here
             # new for both its cycles): null for this run
-            added = ["closure", "closest", "imbalance", "known"]
+            added = ["closure", "closest", "imbalance", "balanced", "known"]
             assert set(tables[name].column_names) - set(old.column_names) == set(added)
             assert all(tables[name][c].null_count == tables[name].num_rows > 0 for c in added)
             assert tables[name].drop_columns(added).equals(old), name

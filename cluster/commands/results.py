@@ -42,6 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "catalogue lacks, contradicts that search: bmn says so on stderr.")
     p.add_argument("runs", nargs="+", metavar="RUN")
     p.add_argument("--new", action="store_true", help="only the cycles no catalogue knows")
+    p.add_argument("--balanced", action="store_true", help="only the cycles that balanced deals enter, the most "
+                   "first (construct counts them all; the deals are the games rows of the cycle)")
     p.add_argument("--format", default="table", choices=FORMATS)
     add_catalogue_option(p)
     p.set_defaults(handler=cmd_cycles)
@@ -72,7 +74,8 @@ def _print_with_notes(make, fmt: str) -> int:
 
 def cmd_cycles(args) -> int:
     contradictions: list[str] = []
-    code = _print_with_notes(lambda notes: cycles_report(args.runs, notes, args.new, contradictions), args.format)
+    code = _print_with_notes(lambda notes: cycles_report(args.runs, notes, args.new, contradictions, args.balanced),
+                             args.format)
     say_contradictions(contradictions)
     return code
 

@@ -9,6 +9,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
+from kernels.errors import BmnError
 from kernels.strategies import REGISTRY
 
 from ..config import EXECUTION_KEYS, SearchConfig, build_config, load_toml, readers, resolve, with_execution
@@ -63,6 +64,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("config", nargs="?", metavar="CONFIG.toml")
     for flag, dest, kind, help_text in FLAGS:
         p.add_argument(flag, dest=dest, type=kind, default=None, help=help_text)
+    p.add_argument("--long-gene", dest="long_gene", action="append", default=None, metavar="COMPOSITION|LENGTH",
+                   help="construct: search the genes of this composition (VALUE:COUNT,...) or of every composition "
+                   "of this length, and build every cycle they make ([construct] long_gene; repeat for several)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the final report as JSON")
     add_catalogue_option(p)
@@ -101,6 +105,11 @@ def config_from_args(args) -> SearchConfig:
         value = getattr(args, dest)
         if value is not None:
             values[dest] = value
+    if getattr(args, "long_gene", None):
+        table = values.setdefault("construct", {})
+        if not isinstance(table, dict):
+            raise BmnError(f"{where}: [construct] must be a table")
+        table["long_gene"] = list(args.long_gene)
     if getattr(args, "no_progress", False):
         values["progress"] = False
     return resolve(build_config(values, where))

@@ -20,7 +20,7 @@ import pkgutil
 from ..dealspace import DealSpace
 from ..errors import BmnError
 from .base import Example, Param, Search, Shard, ShardParams, ShardPlan, Strategy, Table
-from ..tally import Candidate, CycleRow, ShardResult
+from ..tally import Candidate, CycleRow, GeneRow, ShardResult
 
 
 def discover() -> dict[str, Strategy]:
@@ -44,7 +44,7 @@ RUNNERS = {f"run_{name}": getattr(importlib.import_module(type(s).__module__), f
 globals().update(RUNNERS)
 
 __all__ = [
-    "Candidate", "CycleRow", "Example", "Param", "REGISTRY", "Search", "Shard", "ShardParams", "ShardPlan",
+    "Candidate", "CycleRow", "Example", "GeneRow", "Param", "REGISTRY", "Search", "Shard", "ShardParams", "ShardPlan",
     "ShardResult", "Strategy", "Table", "discover", "get", "run_shard", "run_shard_batch", *RUNNERS,
 ]
 

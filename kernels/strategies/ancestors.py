@@ -46,7 +46,7 @@ class Ancestors(Strategy):
     example = Example(
         search=dict(deal=CASELLA),
         table=dict(parts=2),
-        pin="0a8fada7472176b27a8f54e289b6af5bc81e96a81a459eccae62c27082f77468",
+        pin="5f94fb6b648d14b4a40ab47a46f05fdb59271d6d0327ed9262e20923f252727e",
     )
     warm_group = "backward"
     Table = AncestorsTable

@@ -277,7 +277,7 @@ class Atlas(Strategy):
     example = Example(
         search=dict(deck="1:2,2:2,3:2", shard_size=20_000, min_cards=40),
         table=dict(plain="0:8", census=True, census_max_states=500_000),
-        pin="5544bc42a3899e26d04961cf8af3ae039b077a16e10a2d656bd81c85ed630429",
+        pin="22671d0e11ade5e00f7356935196dd11ece5e572b66b4f47ae40f3240677e46a",
     )
     warm_group = "sweep"
     Table = AtlasTable

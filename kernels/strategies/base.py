@@ -287,8 +287,9 @@ class Table:
         return {k: v for k, v in self.stated().items() if k not in sizing}
 
     def to_json(self) -> dict:
-        """As a shard's parameter (the cycle factory's): every key."""
-        return self.keys()
+        """As a shard's parameter (the cycle factory's, construct's): every key but those left unsaid at their
+        default (so shards written before such a key keep their parameters)."""
+        return self.stated()
 
     @classmethod
     def from_json(cls, values: dict) -> "Table":

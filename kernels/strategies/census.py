@@ -126,7 +126,7 @@ class Census(Strategy):
     example = Example(
         search=dict(deck="0:6,1:2,2:2", shard_size=5000),
         table=dict(decks=["0:4,1:2,2:2"]),
-        pin="ae982743be77eeef566e50a97c5ea9225f0e3737ad5283a9c0a164f62f87fc4e",
+        pin="f9b70b32af4259ab3ba8917b2d251bf709d5d683eb3917cac1e5eae1b32a1a13",
     )
     warm_group = "sweep"
     unit = "states"  # (its finite games are tallied for the balanced split only)

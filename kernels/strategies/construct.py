@@ -26,21 +26,36 @@ Shards are disjoint (each multiset has one least composition and one largest) an
 table: the same config gives the same tables on any number of workers. The shard's `deals` column counts
 the hands built and played, `cycles` those that cycled (all of them: a hand of genes cannot end), `cards`
 their period cards.
+
+Long genes (`long_gene`: compositions, or lengths meaning every composition of that many cards with one
+per_gene card). The plan is then the long compositions' own: each composition's exact gene search cut into
+shards by prefix (kernels/genes.py `frontier`: the search tree's nodes some cards deep, in runs of about
+`shard_choices` choices, from Knuth's estimate of the tree), each shard searching its prefixes' subtrees and
+building every cycle of each gene it finds: the gene with every multiset of genes that fills the rest of the
+deck (the library's, and a last one searched exactly, as above), every order and phase. A composition the
+genes library already holds searched to its end (`known`, filled from the library when a run starts:
+cluster/genes.py) is not searched again: one shard per gene builds its cycles. A multiset holding two long
+compositions' genes is built by the larger's shards. Every gene found is a row of the run's genes table.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
 
 from .. import construct as kc
+from .. import genes as kg
 from ..backward import DEFAULT_MAX_STATES, closure
 from ..decks import parse_deck
 from ..engines.reference import play_reference
 from ..errors import BmnError
-from ..notation import format_deal, parse_hand
+from ..notation import format_deal, format_hand, parse_hand
 from ..play import play
-from .base import EverySplit, Example, Shard, ShardParams, ShardPlan, Table, key
-from ..tally import Candidate, CycleRow, ShardResult
+from .base import EverySplit, Example, Shard, ShardParams, ShardPlan, Table, key, unsaid
+from ..tally import Candidate, CycleRow, GeneRow, ShardResult
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,17 +71,46 @@ class ConstructTable(Table):
     max_nodes: int = key(2_000_000, "choices the exact gene search of one last composition makes at most (0: no "
                                     "limit)", minimum=0)
     max_states: int = key(DEFAULT_MAX_STATES, "ancestor states a cycle's closure search visits at most")
+    long_gene: tuple[str, ...] = key((), "long genes to search and build with: compositions (VALUE:COUNT,...) or "
+                                         "lengths (every composition of that many cards with one per_gene card); "
+                                         "the plan is then theirs", kind=list, unsaid=True)
+    shard_choices: int = key(50_000_000, "choices a shard of a long composition's gene search makes, about (from "
+                                          "Knuth's estimate)", unsaid=True)
+    max_choices: int = key(0, "long compositions whose search Knuth's estimate puts above this many choices are "
+                                "left out of the plan (0: none)", minimum=0, unsaid=True)
+    known: tuple[str, ...] = key((), "long compositions searched to their end, with their genes, not searched again: "
+                                     "\"COMPOSITION = GENE GENE ...\" (filled from the genes library when a run "
+                                     "starts)", kind=list, unsaid=True)
+    library: str = key("", "the genes library (a folder or s3:// URI) a run reads its known compositions from and "
+                           "adds those it searches to the end to (empty: genes beside the run's folder)", kind=str,
+                       unsaid=True, result=False)
+
+
+MULTISETS, SEARCH, LIBRARY = "multisets", "search", "library"  # what a shard does
+GENE_SEARCH = 2  # the gene search this bmn runs (ConstructShard.search)
 
 
 @dataclass(frozen=True, kw_only=True)
 class ConstructShard(ShardParams):
-    """Every multiset of gene compositions whose least is `first` (cards of each value 0..9) and whose last
-    gene is found by the exact search (`exact`) or in the library of genes of at most max_piece cards."""
+    """`multisets`: every multiset of gene compositions whose least is `first` (cards of each value 0..9) and whose
+    last gene is found by the exact search (`exact`) or in the library of genes of at most max_piece cards.
+    `search`: the long composition `first`'s genes below part `part` of `parts` of its search's frontier `depth`
+    cards past the tail (depth 0: the whole search), and every cycle they build. `library`: the cycles of `genes` (the long
+    composition's, from the genes library)."""
 
     deck: str
     first: tuple[int, ...]
     exact: bool
     table: ConstructTable
+    # Which gene search found its genes: 1, the lookahead search of earlier bmn; 2, kernels/genes.py (the same genes,
+    # but max_nodes counts its choices, so a budget cuts other compositions short). A plan makes GENE_SEARCH's
+    # shards: an earlier run's shard files are not the run's, and a resume computes them again.
+    search: int = unsaid(1)
+    kind: str = unsaid(MULTISETS)
+    depth: int = unsaid(0)
+    part: int = unsaid(0)
+    parts: int = unsaid(0)
+    genes: tuple[str, ...] = unsaid(())
 
 
 class Gadget:
@@ -92,8 +136,8 @@ class Gadget:
         if not any(self.target):
             raise BmnError(f"{where}: the deck {self.deck.spec()} leaves no cards for genes beside the small hand "
                            f"{t.small} and the tail {t.tail!r}")
-        if len(self.small) + len(self.tail) + sum(self.target) > kc.RING - 8:
-            raise BmnError(f"{where}: the construct strategy builds cycles of decks of at most {kc.RING - 8} cards")
+        if len(self.small) + len(self.tail) + sum(self.target) > kg.MAX_CARDS:
+            raise BmnError(f"{where}: the construct strategy builds cycles of decks of at most {kg.MAX_CARDS} cards")
 
     def firsts(self) -> list[tuple[int, ...]]:
         return kc.firsts(self.target, self.per_gene)
@@ -103,6 +147,46 @@ class Gadget:
         return kc.library(self.small, self.tail, self.target, min(t.max_piece, sum(self.target)), t.lookahead,
                           t.max_orbit)
 
+    def long_compositions(self, where: str = "construct") -> list[tuple[int, ...]]:
+        """The table's long compositions (each length as every composition of it), in `order`, once each."""
+        found = set()
+        for spec in self.table.long_gene:
+            text = spec.strip()
+            if text.isdigit():
+                found.update(compositions_of(self.target, int(text), self.per_gene))
+                continue
+            comp = parse_composition(text, f"{where}: construct.long_gene")
+            if any(a > b for a, b in zip(comp, self.target)):
+                raise BmnError(f"{where}: construct.long_gene {text} holds cards the deck {self.deck.spec()} does not "
+                               f"leave beside the small hand and the tail")
+            if self.per_gene is not None and comp[self.per_gene] != 1:
+                raise BmnError(f"{where}: construct.long_gene {text} must hold exactly one "
+                               f"{format_hand((self.per_gene,), True)} (construct.per_gene)")
+            found.add(comp)
+        return sorted(found, key=kc.order)
+
+    def known(self, where: str = "construct") -> dict[tuple[int, ...], tuple[tuple[int, ...], ...]]:
+        """The compositions the table says were searched to their end, with their genes' least phases."""
+        out = {}
+        for line in self.table.known:
+            comp_text, _, genes_text = line.partition("=")
+            if not _:
+                raise BmnError(f"{where}: construct.known entries are \"COMPOSITION = GENE GENE ...\", got {line!r}")
+            comp = parse_composition(comp_text.strip(), f"{where}: construct.known")
+            genes = []
+            for text in genes_text.split():
+                try:
+                    gene = parse_hand(text)
+                except BmnError as error:
+                    raise BmnError(f"{where}: construct.known {comp_text.strip()}: {error}") from None
+                if kc.comp_of(gene) != comp or kg.orbit_length(_a(gene), len(gene), _a(self.small), _a(self.tail),
+                                                               self.table.max_orbit) <= 0:
+                    raise BmnError(f"{where}: construct.known: {text} is not a gene of {comp_text.strip()} in its "
+                                   f"least phase")
+                genes.append(gene)
+            out[comp] = tuple(genes)
+        return out
+
     def genes(self, comp) -> kc.GeneSet:
         """The genes of one composition: from the library when it is small enough, else by the exact search."""
         t = self.table
@@ -111,12 +195,95 @@ class Gadget:
         return kc.genes_of(self.small, self.tail, tuple(comp), t.lookahead, t.max_orbit, t.max_nodes)
 
 
+def _a(cards) -> np.ndarray:
+    return np.asarray(tuple(cards), np.uint8)
+
+
+def parse_composition(text: str, where: str) -> tuple[int, ...]:
+    """A composition written VALUE:COUNT,... as counts of each value 0..9 (one sentence where it is not one)."""
+    if not text or not all(part.count(":") == 1 for part in text.split(",")):
+        raise BmnError(f"{where}: {text!r} is not a composition (VALUE:COUNT,..., such as 0:23,1:1,2:4,3:3,4:1) "
+                       f"or a length")
+    try:
+        return tuple(parse_deck(text).counts) + (0,) * (10 - len(parse_deck(text).counts))
+    except BmnError as error:
+        raise BmnError(f"{where}: {error}") from None
+
+
+def composition_text(comp) -> str:
+    return ",".join(f"{v}:{n}" for v, n in enumerate(comp) if n)
+
+
+def compositions_of(target, length: int, per_gene: int | None) -> list[tuple[int, ...]]:
+    """Every composition of `length` cards within `target`, with exactly one per_gene card (when given)."""
+    ranges = [range(0, 1 + min(t, length)) if v != per_gene else (1,) for v, t in enumerate(target)]
+    out = []
+
+    def rec(v, left, acc):
+        if v == len(ranges):
+            if left == 0:
+                out.append(tuple(acc))
+            return
+        for n in ranges[v]:
+            if n > left:
+                break
+            acc.append(n)
+            rec(v + 1, left - n, acc)
+            acc.pop()
+    if per_gene is not None and target[per_gene] < 1:
+        return []
+    rec(0, length, [])
+    return out
+
+
 def _cards(table: ConstructTable, name: str, where: str) -> tuple[int, ...]:
     """A [construct] key that is cards, read as a hand (one sentence naming the key when it is not)."""
     try:
         return parse_hand(getattr(table, name))
     except BmnError as error:
         raise BmnError(f"{where}: construct.{name}: {error}") from None
+
+
+class Built:
+    """The cycles a shard builds: each hand of genes played (every one lies on a cycle), each distinct cycle kept
+    with the first hand met on it; then each replayed on the reference player and closed backwards
+    (`close`): its row, with its balanced deals counted, and those deals as the shard's candidates."""
+
+    def __init__(self, g: Gadget):
+        self.g = g
+        self.result = ShardResult.empty(2)
+        self.found: dict[str, tuple[int, tuple[int, ...]]] = {}  # cycle id -> (index, hand) of the first hand met
+        self.index = 0
+
+    def play(self, hand: tuple[int, ...]) -> str:
+        """Play a hand of genes against the small hand: its cycle's id."""
+        r = play([hand, self.g.small])
+        self.result.deals += 1
+        self.result.cards += r.period_cards
+        if r.outcome != "cycle" or r.preperiod_tricks != 0:
+            raise RuntimeError(f"the hand of genes {format_deal([hand, self.g.small], self.g.letters)} does not lie on "
+                               f"a cycle")
+        self.result.cycles += 1
+        self.found.setdefault(r.cycle_id, (self.index, hand))
+        self.index += 1
+        return r.cycle_id
+
+    def close(self) -> dict[str, CycleRow]:
+        """Each cycle met, replayed on the reference player and closed backwards, into the shard's rows."""
+        rows = {}
+        for cid, (index, hand) in sorted(self.found.items(), key=lambda item: item[1][0]):
+            state = [hand, self.g.small]
+            ref = play_reference(state)
+            if ref.outcome != "cycle" or ref.cycle_id != cid or ref.preperiod_tricks != 0:
+                raise RuntimeError(f"{format_deal(state, self.g.letters)} replays on the reference player as "
+                                   f"{ref.outcome} {ref.cycle_id}, not on cycle {cid}")
+            closed = closure(state, max_states=self.g.table.max_states)
+            rows[cid] = CycleRow(cid, ref.period_tricks, ref.period_cards, self.g.deck.spec(), closed.state,
+                                 complete=not closed.truncated, closure=closed.states, closest=closed.closest,
+                                 imbalance=closed.imbalance, balanced=len(closed.deals))
+            self.result.cycle_rows.append(rows[cid])
+            self.result.candidates += [Candidate(d.hands, index, d.result) for d in closed.deals]
+        return rows
 
 
 def run_construct(deck: str, first, table: ConstructTable = ConstructTable(), stats: dict | None = None,
@@ -128,59 +295,93 @@ def run_construct(deck: str, first, table: ConstructTable = ConstructTable(), st
     g = Gadget(deck, table)
     g.check("construct")
     first = tuple(first)
-    result = ShardResult.empty(2)
-    searched: dict[tuple, kc.GeneSet] = {}
-
-    def gene_set(comp) -> kc.GeneSet:
-        if comp not in searched:
-            searched[comp] = g.genes(comp)
-        return searched[comp]
-
-    def has_genes(comp) -> bool:
-        return bool(gene_set(comp).orbits)
+    parts = Parts(g)
 
     def in_phase(comp) -> bool:  # a multiset's last composition: in this shard's phase
         return exact is None or (sum(comp) > table.max_piece) == exact
 
-    def last_has(comp) -> bool:
-        return in_phase(comp) and has_genes(comp)
-
-    found: dict[str, tuple[int, tuple[int, ...]]] = {}  # cycle id -> (index, hand) of the first hand met
-    index = 0
-    if (exact is not False or in_phase(first)) and has_genes(first):  # (no library multiset holds a larger one)
-        parts = [c for c in g.library() if not (g.per_gene is not None and c[g.per_gene] != 1)]
-        for rest in kc.multisets(kc.minus(g.target, first), first, g.per_gene, parts, last_has):
-            comps = [first] + rest
+    built = Built(g)
+    if (exact is not False or in_phase(first)) and parts.has_genes(first):  # (no library multiset holds a larger one)
+        for rest in kc.multisets(kc.minus(g.target, first), first, g.per_gene, parts.library_parts(),
+                                 lambda c: in_phase(c) and parts.has_genes(c)):
             if not rest and not in_phase(first):
                 continue  # (the first alone is its multiset's last)
-            for chosen in _gene_choices([gene_set(c).orbits for c in comps], comps):
+            comps = [first] + rest
+            for chosen in _gene_choices([parts.genes(c).orbits for c in comps], comps):
                 for hand in kc.hands(chosen, g.tail):
-                    r = play([hand, g.small])
-                    result.deals += 1
-                    result.cards += r.period_cards
-                    if r.outcome != "cycle" or r.preperiod_tricks != 0:
-                        raise RuntimeError(f"the hand of genes {format_deal([hand, g.small], g.letters)} does not lie on "
-                                           f"a cycle")
-                    result.cycles += 1
-                    found.setdefault(r.cycle_id, (index, hand))
-                    index += 1
-    for cid, (index, hand) in sorted(found.items(), key=lambda item: item[1][0]):
-        state = [hand, g.small]
-        ref = play_reference(state)
-        if ref.outcome != "cycle" or ref.cycle_id != cid or ref.preperiod_tricks != 0:
-            raise RuntimeError(f"{format_deal(state, g.letters)} replays on the reference player as "
-                               f"{ref.outcome} {ref.cycle_id}, not on cycle {cid}")
-        closed = closure(state, max_states=table.max_states)
-        result.cycle_rows.append(CycleRow(
-            cid, ref.period_tricks, ref.period_cards, g.deck.spec(), closed.state, complete=not closed.truncated,
-            closure=closed.states, closest=closed.closest, imbalance=closed.imbalance))
-        result.candidates += [Candidate(d.hands, index, d.result) for d in closed.deals]
+                    built.play(hand)
+    built.close()
     if stats is not None:
-        stats.update(compositions=len(searched), genes=sum(len(s.orbits) for s in searched.values()),
-                     library=sum(len(o) for o in g.library().values()),
-                     nodes=sum(s.nodes for s in searched.values()),
-                     truncated=sorted(c for c, s in searched.items() if s.truncated))
-    return result
+        stats.update(parts.stats())
+    return built.result
+
+
+class Parts:
+    """The genes a shard builds with, by composition: the library's (at most max_piece cards, found once per
+    worker) and, for a larger composition, its exact search (within max_nodes), each composition's once."""
+
+    def __init__(self, g: Gadget):
+        self.g = g
+        self.searched: dict[tuple, kc.GeneSet] = {}
+
+    def genes(self, comp) -> kc.GeneSet:
+        comp = tuple(comp)
+        if comp not in self.searched:
+            self.searched[comp] = self.g.genes(comp)
+        return self.searched[comp]
+
+    def has_genes(self, comp) -> bool:
+        return bool(self.genes(comp).orbits)
+
+    def library_parts(self) -> list[tuple[int, ...]]:
+        """The library's compositions that may be a part of a multiset (one per_gene card each), in order."""
+        per = self.g.per_gene
+        return [c for c in self.g.library() if per is None or c[per] == 1]
+
+    def stats(self) -> dict:
+        return dict(compositions=len(self.searched), genes=sum(len(s.orbits) for s in self.searched.values()),
+                    library=sum(len(o) for o in self.g.library().values()),
+                    nodes=sum(s.nodes for s in self.searched.values()),
+                    truncated=sorted(c for c, s in self.searched.items() if s.truncated))
+
+
+def run_long(deck: str, params: ConstructShard) -> ShardResult:
+    """A long composition's shard: its genes (searched below the shard's frontier nodes, or the library's), and
+    every cycle each builds with the multisets of genes that fill the rest of the deck (module docstring); each
+    gene a row of the genes table."""
+    g = Gadget(deck, params.table)
+    g.check("construct")
+    comp, table = tuple(params.first), params.table
+    if params.kind == SEARCH:
+        genes = [gene for prefix in _prefixes(g, comp, params.depth, params.part, params.parts)
+                 for gene in kg.genes_of(g.small, g.tail, comp, prefix=prefix, k=table.lookahead,
+                                         max_orbit=table.max_orbit)[0]]
+    else:
+        genes = [parse_hand(text) for text in params.genes]
+    larger = {c for c in g.long_compositions() if kc.order(c) > kc.order(comp)}
+    parts = Parts(g)
+    built = Built(g)
+    made = []
+    for gene in genes:
+        orbit = kg.orbit_phases(gene, g.small, g.tail)
+        met = set()
+        for rest in kc.multisets(kc.minus(g.target, comp), (0,) * len(comp), g.per_gene,
+                                 [c for c in parts.library_parts() if c not in larger],
+                                 lambda c: c not in larger and parts.has_genes(c)):
+            choices = [[o for o in parts.genes(c).orbits if c != comp or o[0] <= orbit[0]] for c in rest]
+            for chosen in _gene_choices(choices, rest):
+                for hand in kc.hands([orbit] + chosen, g.tail):
+                    met.add(built.play(hand))
+        made.append((gene, orbit, met))
+    rows = built.close()
+    for gene, orbit, met in made:
+        balanced = [rows[cid].balanced for cid in met if rows[cid].balanced]
+        built.result.gene_rows.append(GeneRow(
+            gene=format_hand(gene, g.letters), composition=composition_text(comp), length=len(gene),
+            orbit=len(orbit), phases=" ".join(format_hand(p, g.letters) for p in orbit),
+            small_max=max(kg.turn_sizes(p, g.small) for p in orbit), source=params.kind, cycles=len(met),
+            balanced_cycles=len(balanced), balanced=sum(balanced)))
+    return built.result
 
 
 def _gene_choices(gene_sets, comps):
@@ -197,6 +398,60 @@ def _gene_choices(gene_sets, comps):
     yield from rec(0, 0, [])
 
 
+def _prefixes(g: Gadget, comp, depth: int, part: int, parts: int) -> list[tuple[int, ...]]:
+    """A search shard's prefixes: part `part` of `parts` equal runs of the frontier nodes `depth` cards past the
+    tail, in the search's order (depth 0: the whole search, one empty prefix)."""
+    if depth == 0:
+        return [()]
+    nodes = kg.frontier(g.small, g.tail, comp, depth, k=g.table.lookahead)
+    return nodes[part * len(nodes) // parts:(part + 1) * len(nodes) // parts]
+
+
+@lru_cache(maxsize=1 << 14)
+def layout(small: tuple, tail: tuple, comp: tuple, lookahead: int, shard_choices: int) -> tuple[float, int, int]:
+    """How a long composition's search is cut: (its estimated choices, depth, shards). Shards of about
+    shard_choices choices by Knuth's estimate of the search (deterministic: a fixed seed), each an equal run of
+    the frontier nodes at the least depth where the estimate puts eight times as many live nodes as shards
+    (depth 0, one shard: the whole search)."""
+    choices, live = kg.estimate(small, tail, comp, k=lookahead, probes=PLAN_PROBES)
+    shards = max(1, math.ceil(choices / shard_choices))
+    if shards == 1:
+        return choices, 0, 1
+    last = sum(comp) - len(tail) - 1
+    depth = next((e for e in range(1, last + 1) if live[e] >= 8 * shards), last)
+    return choices, depth, shards
+
+
+PLAN_PROBES = 1000  # Knuth's random walks per composition of a long-gene plan
+
+
+def long_plan(g: Gadget) -> list[dict]:
+    """A long-gene run's shards, as ConstructShard's fields: each long composition's search cut by `layout`
+    (those whose estimate exceeds max_choices left out), or, for a composition the table says is known, one
+    shard per gene."""
+    known = g.known()
+    out = []
+    for comp in g.long_compositions():
+        if comp in known:
+            out += [dict(first=comp, exact=True, kind=LIBRARY, genes=(format_hand(gene, g.letters),))
+                    for gene in known[comp]]
+            continue
+        choices, depth, shards = layout(g.small, g.tail, comp, g.table.lookahead, g.table.shard_choices)
+        if g.table.max_choices and choices > g.table.max_choices:
+            continue
+        out += [dict(first=comp, exact=True, kind=SEARCH, depth=depth, part=k, parts=shards) for k in range(shards)]
+    return out
+
+
+def left_out(g: Gadget) -> list[tuple[int, ...]]:
+    """The long compositions a plan leaves out: their estimate exceeds max_choices (and the library lacks them)."""
+    if not g.table.max_choices:
+        return []
+    known = g.known()
+    return [c for c in g.long_compositions() if c not in known and
+            layout(g.small, g.tail, c, g.table.lookahead, g.table.shard_choices)[0] > g.table.max_choices]
+
+
 class Construct(EverySplit):
     name = "construct"
     summary = ("cycles built, not waited for: every multiset of genes of a small-hand gadget (pieces of the big hand "
@@ -205,9 +460,10 @@ class Construct(EverySplit):
     example = Example(
         search=dict(deck="0:6,1:2,2:2,3:2,4:2"),
         table=dict(max_states=100_000),
-        pin="539cd8c959ec0fea512bddbbdfce75f0c3683d4214f8b40f0c0a44bb9ffcbfbe",
+        pin="a8845c2d9a39542647ef24b9240bc3cfb4a383506da3d7f64118fc71218130bc",
     )
     warm_group = "backward"
+    own_table = "genes"
     Table = ConstructTable
     Params = ConstructShard
     unit = "hands"
@@ -216,24 +472,45 @@ class Construct(EverySplit):
     split_why = "builds states of every split"
 
     def describe(self, search, space, table):
-        return f"{search.deck}, states of every split, genes of {table.small} (tail {table.tail or 'none'})"
+        what = ""
+        if table.long_gene:
+            out = left_out(Gadget(space.deck.spec(), table))
+            what = f"long genes {', '.join(table.long_gene)}{f' ({len(out)} left out: max_choices)' if out else ''} and "
+        return f"{search.deck}, states of every split, {what}genes of {table.small} (tail {table.tail or 'none'})"
 
     def check(self, search, space, table, where):
-        Gadget(space.deck.spec(), table, where).check(where)
+        g = Gadget(space.deck.spec(), table, where)
+        g.check(where)
+        if table.long_gene:
+            if not g.long_compositions(where):
+                raise BmnError(f"{where}: construct.long_gene names no composition the deck leaves for genes")
+            g.known(where)
 
     def plan(self, search, space, table):
         deck = space.deck.spec()
-        firsts = Gadget(deck, table).firsts()
+        g = Gadget(deck, table)
+        if table.long_gene:
+            shards = long_plan(g)
+            return ShardPlan(len(shards), lambda k: Shard(k, self.name, ConstructShard(
+                deck=deck, table=table, search=GENE_SEARCH, **shards[k])))
+        firsts = g.firsts()
         n = len(firsts)  # the multisets of library genes first (quick), then those with an exact last gene
-        return ShardPlan(2 * n, lambda k: Shard(k, self.name, ConstructShard(deck=deck, first=firsts[k % n],
-                                                                              exact=k >= n, table=table)))
+        return ShardPlan(2 * n, lambda k: Shard(k, self.name, ConstructShard(
+            deck=deck, first=firsts[k % n], exact=k >= n, table=table, search=GENE_SEARCH)))
 
     def run(self, space, params: ConstructShard, deals=(), device="cpu"):
-        return run_construct(params.deck, params.first, params.table, exact=params.exact)
+        if params.search != GENE_SEARCH:
+            raise BmnError(f"this bmn searches genes with gene search {GENE_SEARCH}, not {params.search}")
+        if params.kind == MULTISETS:
+            return run_construct(params.deck, params.first, params.table, exact=params.exact)
+        return run_long(params.deck, params)
 
     def warm_up(self, space, device="cpu"):
         run_construct(WARM_DECK, Gadget(WARM_DECK, WARM).firsts()[0], WARM)
         kc.genes_of((1, 0), (0,), kc.comp_of((0, 0, 1)), 3, 64, 64)  # the exact search
+        kg.frontier((1, 0), (0,), kc.comp_of(parse_hand("-----KJ")), 2)  # a long gene's shard and its plan
+        kg.estimate((1, 0), (0,), kc.comp_of(parse_hand("-----KJ")), probes=4)
+        kg.turn_sizes(parse_hand("-----KJ"), (1, 0))
 
 
 # A deck whose one gene multiset is quick: compiles the gene search, the engines and the backward kernels.

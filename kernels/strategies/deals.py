@@ -75,7 +75,7 @@ class Deals(Strategy):
     example = Example(
         search=dict(min_cards=0, shard_size=2),
         deals=EXAMPLE_DEALS,
-        pin="34d7528cf6420778a1ab8ee466c9c0efe74bfc2dbc6d18a8599d78ffe6690d17",
+        pin="ab0568e5abe8a6d61d95ccbd73a8eda1364d67fb51228e8dce4b35ae8755ed1e",
     )
     warm_group = "backward"
     keys = frozenset({"deals_file"})

@@ -46,7 +46,7 @@ class Exhaustive(Strategy):
     summary = "every deal of a rank range, stepping from deal to deal; exact tables over small decks"
     example = Example(
         search=dict(deck="0:10,1:3,2:1", shard_size=1000, min_cards=40),
-        pin="e3763a7fb4347c81391af36644669a374dfee80ed0c66a276338b48d449b7dfe",
+        pin="8e3a5e74d4cc74fd32cb3caf2c8c8255f94c7fbcb72d4f4ebbeb4114765b6ef4",
     )
     warm_group = "sweep"
     keys = frozenset({"range"})

@@ -89,7 +89,7 @@ class States(EverySplit, StreamShards):
                "cycle met, with its backward closure, its most nearly balanced state and its balanced deals")
     example = Example(
         search=dict(deck="0:8,1:2,2:2,3:2", deals=40_000, shard_size=10_000, seed=3),
-        pin="2e783447b4a284ae8928ffa224be3e406ebd7814d86a35f17728d28e60a507e1",
+        pin="b2f708cc2fac10ec16017bcd1578a2b6e8435782eee52102722d32968674c721",
     )
     warm_group = "sweep"
     Table = StatesTable

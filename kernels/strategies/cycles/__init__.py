@@ -117,7 +117,7 @@ class Cycles(Strategy):
     example = Example(
         search=dict(deck="0:8,1:2,2:2,3:2,4:2", seed=3),
         table=dict(beams=2, tries=8000, seed_plain=6, seed_states=4000, variations=300),
-        pin="22939f4c640753f76311b54885ffddfa798f0076d2fa61d05b608b92c419d445",
+        pin="8a173e98d4b5b06342dfd322f6269b2546f529b700da075753982b86e38942bc",
     )
     warm_group = "backward"
     Table = CyclesTable

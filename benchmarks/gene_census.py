@@ -1,0 +1,128 @@
+"""The census of long genes by length: every composition of a length searched to its end, one core, with its cost.
+
+    python benchmarks/gene_census.py 14 24                      # lengths 14..24 of the standard deck's J- gadget
+    python benchmarks/gene_census.py 26 26 --out benchmarks/gene_census.csv
+    python benchmarks/gene_census.py --estimate 24 40           # Knuth's estimate of each length's cost only
+
+For each length L, every composition of L cards holding exactly one J (the gadget's `per_gene`) that the deck
+leaves beside the small hand and the tail (34 plain, 3 J, 4 Q, 4 K, 4 A for `J-` and `-` on the standard deck),
+searched exactly by kernels/genes.py (lookahead 3, the bounds on what S gives back, least phases only). Appends
+one CSV row per composition to --out (a length already there is skipped: the census resumes) and prints a row per
+length: compositions, genes and gene orbits by orbit length, the largest small hand any gene's turn reaches, the
+CPU-seconds, and the choices made beside Knuth's estimate of the choices of the plain search (lookahead 1, no
+bounds) over the same compositions. With --estimate, only the estimates, pruned and plain, for each length.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from kernels import genes as kg  # noqa: E402
+from kernels.decks import parse_deck  # noqa: E402
+from kernels.notation import format_hand, parse_hand  # noqa: E402
+
+FIELDS = ("length", "composition", "genes", "orbits", "most_small", "choices", "cpu_s", "plain_estimate",
+          "pruned_estimate", "gene_list")
+PROBES = 3000
+
+
+def compositions(deck: str, small: str, tail: str, per_gene: int, length: int) -> list[tuple[int, ...]]:
+    """Every composition of `length` cards with exactly one per_gene card, within what the deck leaves."""
+    counts = list(parse_deck(deck).counts)
+    for c in parse_hand(small) + parse_hand(tail):
+        counts[c] -= 1
+    counts[per_gene] = 1
+    out = []
+    for penalties in itertools.product(*[range(counts[v] + 1) if v != per_gene else (1,) for v in range(1, len(counts))]):
+        plain = length - sum(penalties)
+        if 0 <= plain <= counts[0]:
+            out.append((plain, *penalties))
+    return out
+
+
+def estimate(comp, small, tail, k, bounds) -> float:
+    """Knuth's estimate of the choices of the exact search of one composition."""
+    pool = np.array(comp, np.int64)
+    n = int(pool.sum())
+    est = np.zeros(n + 4)
+    kg.gene_search(kg.PROBE, k, True, bounds, pool, n, True, small, tail, np.zeros(0, np.uint8), 0, 64, 0,
+                   PROBES, 7, np.zeros((1, n + 1), np.uint8), np.zeros(1, np.int64),
+                   np.zeros(kg.N_COUNTERS, np.int64), est)
+    return est[0] / PROBES
+
+
+def most_small(gene, small) -> int:
+    """The most cards the small hand holds during the turn of any phase of the gene."""
+    return max(kg.turn_sizes(phase, small) for phase in gene)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("first", type=int)
+    parser.add_argument("last", type=int)
+    parser.add_argument("--deck", default="standard")
+    parser.add_argument("--small", default="J-")
+    parser.add_argument("--tail", default="-")
+    parser.add_argument("--out", default=None, help="a CSV file to append each composition's row to")
+    parser.add_argument("--estimate", action="store_true", help="Knuth's estimates only, pruned and plain")
+    args = parser.parse_args(argv)
+    small = np.array(parse_hand(args.small), np.uint8)
+    tail = np.array(parse_hand(args.tail), np.uint8)
+    done = set()
+    if args.out and os.path.exists(args.out):
+        with open(args.out) as handle:
+            done = {int(row["length"]) for row in csv.DictReader(handle)}
+    print("| length | compositions | genes (orbits: count) | small hand at most | CPU-s | choices | plain search's choices (estimate) |")
+    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: |", flush=True)
+    for length in range(args.first, args.last + 1):
+        comps = compositions(args.deck, args.small, args.tail, 1, length)
+        plain = sum(estimate(c, small, tail, 1, False) for c in comps)
+        if args.estimate:
+            pruned = sum(estimate(c, small, tail, 3, True) for c in comps)
+            print(f"| {length} | {len(comps)} | - | - | - | {pruned:.3g} (estimate) | {plain:.3g} |", flush=True)
+            continue
+        if length in done:
+            continue
+        rows, orbits, biggest, cpu, choices = [], Counter(), 0, 0.0, 0
+        for comp in comps:
+            start = time.process_time()
+            found, counters = kg.genes_of(small, tail, comp)
+            spent = time.process_time() - start
+            genes = [kg.orbit_phases(g, small, tail) for g in found]
+            sizes = [most_small(g, small) for g in genes]
+            orbits.update(len(g) for g in genes)
+            biggest = max([biggest] + sizes)
+            cpu += spent
+            choices += int(counters[kg.CHOICES])
+            rows.append(dict(length=length, composition=",".join(f"{v}:{n}" for v, n in enumerate(comp) if n),
+                             genes=len(genes), orbits=" ".join(str(len(g)) for g in genes),
+                             most_small=max(sizes, default=0), choices=int(counters[kg.CHOICES]),
+                             cpu_s=round(spent, 2), plain_estimate=f"{estimate(comp, small, tail, 1, False):.3g}",
+                             pruned_estimate=f"{estimate(comp, small, tail, 3, True):.3g}",
+                             gene_list=" ".join(format_hand(g[0], True) for g in genes)))
+        if args.out:
+            new = not os.path.exists(args.out)
+            with open(args.out, "a", newline="") as handle:
+                writer = csv.DictWriter(handle, FIELDS)
+                if new:
+                    writer.writeheader()
+                writer.writerows(rows)
+        spread = ", ".join(f"{m}: {n}" for m, n in sorted(orbits.items())) or "none"
+        print(f"| {length} | {len(comps)} | {sum(orbits.values())} ({spread}) | {biggest} | {cpu:.0f} | {choices:.3g} | "
+              f"{plain:.3g} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

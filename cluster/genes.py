@@ -1,0 +1,182 @@
+"""The genes table and the genes library: construct's long genes (kernels/strategies/construct.py).
+
+The genes table: one row per gene a long-gene run found (or took from the library) and built cycles with,
+from its shards' reports alone (the same whatever the workers or the order shards finished in):
+
+    gene, composition, length   its least phase (as a hand), its cards (VALUE:COUNT,...), how many
+    orbit, phases               its phases, and each of them in the order the rounds turn it
+    small_max                   the most cards the small hand holds at a trick boundary of any phase's turn
+    cycles                      distinct cycles it builds with the genes that fill the rest of the deck
+    balanced_cycles, balanced   those a balanced deal enters, and the balanced deals entering them
+    source                      "search" (this run's) or "library"
+    gadget, deck, shard         the small hand and tail ("J- / -"), the deck, the shard that reported it
+
+The genes library: a folder (or s3:// URI) of one JSON file per long composition searched to its end, by gadget
+(`J-_-/0:23,1:1,2:4,3:3,4:1.json`: its genes' least phases, the search's shards and CPU-seconds). When a
+long-gene run starts (`prepare`), the compositions of its `long_gene` that the library holds become its
+`[construct] known` (kept in the run: a resume plans as the run began), and are not searched again; at the
+end of each session (`publish`) every composition whose search shards are all done is added to it. Its place:
+`[construct] library`, else `genes` beside the run's folder (runs/genes for runs/construct).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import time
+from dataclasses import replace
+
+import pyarrow as pa
+
+from kernels.errors import BmnError
+from kernels.strategies.construct import SEARCH, ConstructShard, Gadget, composition_text
+
+from .owntable import OwnTable
+from .storage import RunStore
+from .summary import ShardSummary
+
+GENES = "genes"
+
+GENES_SCHEMA = pa.schema([
+    ("gene", pa.string()),
+    ("composition", pa.string()),
+    ("length", pa.int64()),
+    ("orbit", pa.int64()),
+    ("phases", pa.string()),
+    ("small_max", pa.int64()),
+    ("cycles", pa.int64()),
+    ("balanced_cycles", pa.int64()),
+    ("balanced", pa.int64()),
+    ("source", pa.string()),
+    ("gadget", pa.string()),
+    ("deck", pa.string()),
+    ("shard", pa.int64()),
+])
+
+
+def gadget_name(params: ConstructShard) -> str:
+    return f"{params.table.small} / {params.table.tail}"
+
+
+def genes_table(summaries: dict[int, ShardSummary], games: pa.Table) -> pa.Table:
+    """One row per gene of the done shards' reports (the first shard's, where two report one), longest first."""
+    rows: dict[tuple, dict] = {}
+    for shard, summary in sorted(summaries.items()):
+        if not summary.done or not isinstance(summary.params, ConstructShard):
+            continue
+        params = summary.params
+        for g in summary.figures.gene_rows:
+            key = (params.deck, gadget_name(params), g.gene)
+            if key not in rows:
+                rows[key] = {**g.to_json(), "gadget": gadget_name(params), "deck": params.deck, "shard": shard}
+    ordered = sorted(rows.values(), key=lambda r: (-r["length"], r["composition"], r["gene"]))
+    return pa.Table.from_pylist(ordered, schema=GENES_SCHEMA)
+
+
+# -- the library ---------------------------------------------------------------------------------------------
+
+def library_uri(out: str, library: str) -> str:
+    """Where a run's genes library is: `library` where given, else `genes` beside the run's folder."""
+    if library:
+        return library
+    trimmed = out.rstrip("/")
+    if "://" in trimmed:
+        return posixpath.join(posixpath.dirname(trimmed), GENES)
+    return os.path.join(os.path.dirname(os.path.abspath(os.path.expanduser(trimmed))), GENES)
+
+
+def _file(gadget: Gadget, comp) -> str:
+    return f"{gadget.table.small}_{gadget.table.tail}/{composition_text(comp)}.json"
+
+
+def read_library(store: RunStore, gadget: Gadget, comp) -> list[str] | None:
+    """A composition's genes as the library holds them (least phases as hands), or None where it holds none
+    searched to the end with this gadget and max_orbit (a damaged file is one sentence)."""
+    rel = _file(gadget, comp)
+    if not store.exists(rel):
+        return None
+    entry = store.read_json(rel)
+    if not isinstance(entry, dict) or not isinstance(entry.get("genes"), list):
+        raise BmnError(f"{store.path(rel)} is damaged (it holds no genes); delete it and its composition is searched "
+                       f"again")
+    if entry.get("max_orbit") != gadget.table.max_orbit:
+        return None
+    return [str(g) for g in entry["genes"]]
+
+
+def prepare(config, previous):
+    """The config a run plans from: a new long-gene run's `known` filled from the genes library (its
+    compositions searched to the end there); an existing run's (`previous`: its stored config) as it began."""
+    table = config.table()
+    if not table.long_gene:
+        return config
+    if previous is not None:
+        known = previous.table().known if previous.strategy == config.strategy else table.known
+        return replace(config, tables={**config.tables, config.strategy: replace(table, known=known)})
+    if table.known:
+        return config  # (the user's word)
+    gadget = Gadget(config.space().deck.spec(), table)
+    library = RunStore(library_uri(config.out, table.library))
+    known = []
+    for comp in gadget.long_compositions():
+        genes = read_library(library, gadget, comp)
+        if genes is not None:
+            known.append(f"{composition_text(comp)} = {' '.join(genes)}".rstrip())
+    if not known:
+        return config
+    print(f"bmn: {len(known)} of the long compositions are in the genes library {library.uri}, searched to their "
+          f"end: their genes are built with, not searched again", flush=True)
+    return replace(config, tables={**config.tables, config.strategy: replace(table, known=tuple(known))})
+
+
+def publish(genes: pa.Table, summaries: dict[int, ShardSummary], plan) -> list[str]:
+    """Every long composition whose search shards are all done, added to the genes library (with its genes and
+    the CPU-seconds of its shards) where it is not there yet: a sentence for each."""
+    config = plan.config
+    table = config.table()
+    if not table.long_gene:
+        return []
+    gadget = Gadget(config.space().deck.spec(), table)
+    shards: dict[tuple, list[int]] = {}
+    for k in range(plan.count):
+        params = plan.shard(k).params
+        if params.kind == SEARCH:
+            shards.setdefault(tuple(params.first), []).append(k)
+    by_comp: dict[str, list[str]] = {}
+    for row in genes.to_pylist():
+        if row["source"] == SEARCH:
+            by_comp.setdefault(row["composition"], []).append(row["gene"])
+    library = RunStore(library_uri(config.out, table.library))
+    added = []
+    for comp, ids in shards.items():
+        if not all(k in summaries and summaries[k].done for k in ids):
+            continue
+        rel = _file(gadget, comp)
+        if library.exists(rel):
+            continue
+        text = composition_text(comp)
+        library.write_json(rel, {
+            "small": table.small, "tail": table.tail, "composition": text, "max_orbit": table.max_orbit,
+            "genes": sorted(by_comp.get(text, [])), "shards": len(ids),
+            "cpu_s": round(sum(summaries[k].figures.elapsed_s for k in ids), 1), "run": config.out,
+            "written_at": time.time()})
+        added.append(f"{text} searched to its end: its {len(by_comp.get(text, []))} genes added to the genes library "
+                     f"{library.uri}")
+    return added
+
+
+TABLE = OwnTable(
+    name=GENES, schema=GENES_SCHEMA, build=genes_table,
+    key=("deck", "gadget", "gene"),
+    timings=("shard",),
+    order="length DESC, composition, gene",
+    columns=("gene", "composition", "length", "orbit", "small_max", "cycles", "balanced_cycles", "balanced",
+             "source"),
+    help="the genes of construct's long-gene runs: one row per gene",
+    description="One row per gene that construct's long-gene runs (--long-gene) found or took from the genes library: "
+                "its least phase, composition, orbit and phases, the most cards the small hand holds in its turn, "
+                "the cycles it builds and the balanced deals entering them. Every column is in the `genes` view of "
+                "bmn query.",
+    prepare=prepare,
+    publish=publish,
+)
