@@ -3,6 +3,7 @@
     python benchmarks/gene_census.py 14 24                      # lengths 14..24 of the standard deck's J- gadget
     python benchmarks/gene_census.py 26 26 --out benchmarks/gene_census.csv
     python benchmarks/gene_census.py --estimate 24 40           # Knuth's estimate of each length's cost only
+    python benchmarks/gene_census.py 24 26 --library runs/genes # and each composition into the genes library
 
 For each length L, every composition of L cards holding exactly one J (the gadget's `per_gene`) that the deck
 leaves beside the small hand and the tail (34 plain, 3 J, 4 Q, 4 K, 4 A for `J-` and `-` on the standard deck),
@@ -28,9 +29,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from cluster.genes import write_entry  # noqa: E402
+from cluster.storage import RunStore  # noqa: E402
 from kernels import genes as kg  # noqa: E402
 from kernels.decks import parse_deck  # noqa: E402
 from kernels.notation import format_hand, parse_hand  # noqa: E402
+from kernels.strategies.construct import ConstructTable, Gadget  # noqa: E402
 
 FIELDS = ("length", "composition", "genes", "orbits", "most_small", "choices", "cpu_s", "plain_estimate",
           "pruned_estimate", "gene_list")
@@ -76,9 +80,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--tail", default="-")
     parser.add_argument("--out", default=None, help="a CSV file to append each composition's row to")
     parser.add_argument("--estimate", action="store_true", help="Knuth's estimates only, pruned and plain")
+    parser.add_argument("--library", default=None, help="a genes library (cluster/genes.py) to add each composition "
+                        "searched to: construct runs then build its cycles without searching it again")
     args = parser.parse_args(argv)
     small = np.array(parse_hand(args.small), np.uint8)
     tail = np.array(parse_hand(args.tail), np.uint8)
+    gadget = Gadget(args.deck, ConstructTable(small=args.small, tail=args.tail))
+    library = RunStore(args.library) if args.library else None
     done = set()
     if args.out and os.path.exists(args.out):
         with open(args.out) as handle:
@@ -104,6 +112,9 @@ def main(argv: list[str]) -> int:
             orbits.update(len(g) for g in genes)
             biggest = max([biggest] + sizes)
             cpu += spent
+            if library is not None:
+                write_entry(library, gadget, comp + (0,) * (10 - len(comp)), [format_hand(g, True) for g in found],
+                            shards=1, run="benchmarks/gene_census.py", seconds=spent)
             choices += int(counters[kg.CHOICES])
             rows.append(dict(length=length, composition=",".join(f"{v}:{n}" for v, n in enumerate(comp) if n),
                              genes=len(genes), orbits=" ".join(str(len(g)) for g in genes),

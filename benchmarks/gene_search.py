@@ -1,62 +1,93 @@
-"""The gene searches side by side (kernels/construct.py), one core: on one composition searched exactly, and
-on the library of every composition of at most L cards.
+"""The gene searches side by side on one long composition, one core: the naive search over every piece
+(tests/naive.py), and kernels/genes.py plain (one gadget, no bounds), with its lookahead, its least-phase cut
+and its bounds on what the small hand gives back.
 
-    python benchmarks/gene_search.py                       # 20 plain, J, 3 Q, 3 K (27 cards); Camicia, L 18
-    python benchmarks/gene_search.py 20,1,3,3 26,3,4,4 18
+    python benchmarks/gene_search.py                          # Casella's 32-card composition (23 plain, J, 4 Q, 3 K, A)
+    python benchmarks/gene_search.py 0:20,1:1,2:3,3:3 --budget 3e7 --whole
 
-`pieces` is the plain DFS over every piece; `lookahead k` plays the piece's next k-1 successors beside it
-(the default is 3). Each search runs once after a warm-up that compiles it; prints seconds and choices.
+For each search: choices per CPU-second over its first `--budget` choices (after a warm-up that compiles it),
+Knuth's estimate of its whole tree (the choices it would make, 20,000 walks) and the CPU time that puts on it;
+with --whole, the pruned searches (lookahead 2 and more, with the bounds) run to their end: their choices,
+CPU-seconds and genes.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
 
-from kernels.construct import lookahead_genes, pieces  # noqa: E402
+from kernels import genes as kg  # noqa: E402
+from kernels.decks import parse_deck  # noqa: E402
+from kernels.notation import format_hand  # noqa: E402
+from naive import _pieces  # noqa: E402
 
-J_ = np.array([1, 0], np.uint8)
-TAIL = np.array([0], np.uint8)
+J_, T_ = (1, 0), (0,)
+CASELLA = "0:23,1:1,2:4,3:3,4:1"
+PROBES = 20_000  # Knuth's walks per estimate
+# (name, lookahead, least-phase cut, bounds)
+SEARCHES = [("plain: one gadget, no cut", 1, False, False), ("lookahead 3", 3, False, False),
+            ("lookahead 3, least phases", 3, True, False), ("bounds, one gadget", 1, True, True),
+            ("bounds, lookahead 2", 2, True, True), ("bounds, lookahead 3 (the default)", 3, True, True),
+            ("bounds, lookahead 4", 4, True, True)]
 
 
-def timed(search, pool, max_len, exact):
-    genes = np.zeros((200_000, max_len + 1), np.uint8)
-    lengths = np.zeros(200_000, np.int64)
-    counters = np.zeros(4, np.int64)
+def naive_rate(comp, budget: int) -> float:
+    """The naive search's choices per CPU-second over its first `budget` choices."""
+    pool = np.array(comp, np.int64)
+    n = int(pool.sum())
+    genes, lengths = np.zeros((100_000, n + 1), np.uint8), np.zeros(100_000, np.int64)
+    small, tail = np.array(J_, np.uint8), np.array(T_, np.uint8)
+    _pieces(np.array([2, 1], np.int64), 3, small, tail, 64, True, genes, lengths, 0)  # compiled
     start = time.process_time()
-    if search == "pieces":
-        found = pieces(pool, max_len, J_, TAIL, 64, genes, lengths, np.zeros(200_000, np.int64), counters, exact)
-        choices = counters[2]
-    else:
-        found = lookahead_genes(search, pool, max_len, J_, TAIL, genes, lengths, counters, exact, 64, 0)
-        choices = counters[1]
-    return time.process_time() - start, int(choices), int(found)
+    _, choices = _pieces(pool, n, small, tail, 64, True, genes, lengths, budget)
+    return choices / (time.process_time() - start)
+
+
+def rate(comp, budget: int, k: int, least: bool, bounds: bool) -> float:
+    n = sum(comp)
+    kg.walk(kg.SEARCH, J_, T_, (2, 1), 3, True, k=k, least=least, bounds=bounds)  # compiled
+    start = time.process_time()
+    _, counters, _ = kg.walk(kg.SEARCH, J_, T_, comp, n, True, k=k, least=least, bounds=bounds, max_nodes=budget)
+    return counters[kg.CHOICES] / (time.process_time() - start)
 
 
 def main(argv: list[str]) -> int:
-    comp, pool, lib_len = (argv + ["20,1,3,3", "26,3,4,4", "18"][len(argv):])[:3]
-    comp = np.array([int(x) for x in comp.split(",")], np.int64)
-    pool = np.array([int(x) for x in pool.split(",")], np.int64)
-    tiny = np.array([2, 1], np.int64)
-    for search in ("pieces", 1, 2, 3, 4, 6):  # compiled before the clock starts
-        timed(search, tiny, 3, True)
-        timed(search, tiny, 3, False)
-    print(f"| search | {','.join(map(str, comp))} exactly ({int(comp.sum())} cards) | library of {lib_len} cards |")
-    print("| --- | ---: | ---: |")
-    for search in ("pieces", 2, 3, 4, 6):
-        s1, c1, g1 = timed(search, comp, int(comp.sum()), True)
-        row = f"| {'every piece' if search == 'pieces' else f'lookahead {search}'} | {s1:.1f} s, {c1 / 1e6:.0f} M choices, " \
-              f"{g1} genes |"
-        if search in ("pieces", 3):
-            s2, c2, g2 = timed(search, pool, int(lib_len), False)
-            row += f" {s2:.1f} s, {g2} genes |"
-        else:
-            row += " - |"
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("composition", nargs="?", default=CASELLA)
+    parser.add_argument("--budget", type=float, default=3e7, help="choices each search's rate is measured over")
+    parser.add_argument("--whole", action="store_true", help="run the pruned searches to their end")
+    args = parser.parse_args(argv)
+    comp = tuple(parse_deck(args.composition).counts)
+    budget = int(args.budget)
+    print(f"| search | choices per CPU-s | estimated choices of the whole search | CPU at that rate |"
+          f"{' whole search: choices, CPU-s, genes |' if args.whole else ''}")
+    print(f"| --- | ---: | ---: | ---: |{' ---: |' if args.whole else ''}")
+    speed = naive_rate(comp, budget)
+    plain = kg.estimate(J_, T_, comp, k=1, bounds=False, probes=PROBES)[0]
+    print(f"| naive (tests/naive.py) | {speed / 1e6:.1f} M | {plain:.2g} (the plain search's) | "
+          f"{plain / speed:,.0f} s |{' - |' if args.whole else ''}", flush=True)
+    for name, k, least, bounds in SEARCHES:
+        speed = rate(comp, budget, k, least, bounds)
+        estimate = kg.estimate(J_, T_, comp, k=k, bounds=bounds, probes=PROBES)[0]
+        row = f"| {name} | {speed / 1e6:.1f} M | {estimate:.2g} | {estimate / speed:,.0f} s |"
+        if args.whole:
+            if bounds and k > 1:
+                start = time.process_time()
+                found, counters, _ = kg.walk(kg.SEARCH, J_, T_, comp, sum(comp), True, k=k, least=least,
+                                             bounds=bounds)
+                spent = time.process_time() - start
+                genes = ", ".join(format_hand(g, True) for g in found) or "none"
+                row += f" {counters[kg.CHOICES]:.3g}, {spent:.0f} s, {genes} |"
+            else:
+                row += " - |"
         print(row, flush=True)
     return 0
 

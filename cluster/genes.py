@@ -12,7 +12,7 @@ from its shards' reports alone (the same whatever the workers or the order shard
     gadget, deck, shard         the small hand and tail ("J- / -"), the deck, the shard that reported it
 
 The genes library: a folder (or s3:// URI) of one JSON file per long composition searched to its end, by gadget
-(`J-_-/0:23,1:1,2:4,3:3,4:1.json`: its genes' least phases, the search's shards and CPU-seconds). When a
+(`J-_-/0:23,1:1,2:4,3:3,4:1.json`: its genes' least phases, the search's shards and their seconds). When a
 long-gene run starts (`prepare`), the compositions of its `long_gene` that the library holds become its
 `[construct] known` (kept in the run: a resume plans as the run began), and are not searched again; at the
 end of each session (`publish`) every composition whose search shards are all done is added to it. Its place:
@@ -104,6 +104,19 @@ def read_library(store: RunStore, gadget: Gadget, comp) -> list[str] | None:
     return [str(g) for g in entry["genes"]]
 
 
+def write_entry(library: RunStore, gadget: Gadget, comp, genes, *, shards: int, run: str, seconds: float) -> bool:
+    """A composition searched to its end written into the library, where it is not there yet (whether it was):
+    its genes' least phases (as hands), the shards of its search, their seconds, and the run."""
+    rel = _file(gadget, comp)
+    if library.exists(rel):
+        return False
+    library.write_json(rel, {
+        "small": gadget.table.small, "tail": gadget.table.tail, "composition": composition_text(comp),
+        "max_orbit": gadget.table.max_orbit, "genes": sorted(genes), "shards": shards, "seconds": round(seconds, 1),
+        "run": run, "written_at": time.time()})
+    return True
+
+
 def prepare(config, previous):
     """The config a run plans from: a new long-gene run's `known` filled from the genes library (its
     compositions searched to the end there); an existing run's (`previous`: its stored config) as it began."""
@@ -131,7 +144,7 @@ def prepare(config, previous):
 
 def publish(genes: pa.Table, summaries: dict[int, ShardSummary], plan) -> list[str]:
     """Every long composition whose search shards are all done, added to the genes library (with its genes and
-    the CPU-seconds of its shards) where it is not there yet: a sentence for each."""
+    its shards' seconds) where it is not there yet: a sentence for each."""
     config = plan.config
     table = config.table()
     if not table.long_gene:
@@ -151,15 +164,10 @@ def publish(genes: pa.Table, summaries: dict[int, ShardSummary], plan) -> list[s
     for comp, ids in shards.items():
         if not all(k in summaries and summaries[k].done for k in ids):
             continue
-        rel = _file(gadget, comp)
-        if library.exists(rel):
-            continue
         text = composition_text(comp)
-        library.write_json(rel, {
-            "small": table.small, "tail": table.tail, "composition": text, "max_orbit": table.max_orbit,
-            "genes": sorted(by_comp.get(text, [])), "shards": len(ids),
-            "cpu_s": round(sum(summaries[k].figures.elapsed_s for k in ids), 1), "run": config.out,
-            "written_at": time.time()})
+        if not write_entry(library, gadget, comp, by_comp.get(text, []), shards=len(ids), run=config.out,
+                           seconds=sum(summaries[k].figures.elapsed_s for k in ids)):
+            continue
         added.append(f"{text} searched to its end: its {len(by_comp.get(text, []))} genes added to the genes library "
                      f"{library.uri}")
     return added

@@ -37,6 +37,7 @@ class RunReport:
     # the cycles that contradict a complete exhaustive search (one sentence each)
     cycle_labels: list = field(default_factory=list)
     contradictions: list[str] = field(default_factory=list)
+    balanced: list[int] = field(default_factory=list)  # the counted balanced deals of each cycle they enter
 
     def to_json(self) -> dict:
         return self.__dict__.copy()
@@ -46,12 +47,14 @@ class RunReport:
         first, last = pool.first_dispatch, pool.last_result
         work = (last - first) if first and last else 0.0
         t = counts.run
+        balanced = []
         if files.cycles is not None:
             labels, contradictions = files.cycles.column("known").to_pylist(), known.contradictions(files.cycles)
+            balanced = sorted((n for n in files.cycles.column("balanced").to_pylist() if n), reverse=True)
         else:  # (an interrupted search writes no tables: its cycles as the shards name them)
             labels, contradictions = known.labels_of(t.cycle_ids, None), []
         strategy = files.plan.strategy
         return cls(files.store.uri, state, files.plan.count, t.done, t.failed, t.counts.deals, t.counts.cards,
                    round(time.time() - t0, 2), len(t.cycle_ids), [game_json(g) for g in t.longest],
                    counts.new, counts.played.deals, round(work, 3), list(files.set_aside), strategy.own_table,
-                   list(files.missing), strategy.unit, strategy.finite_games, labels, contradictions)
+                   list(files.missing), strategy.unit, strategy.finite_games, labels, contradictions, balanced)

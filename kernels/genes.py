@@ -13,7 +13,13 @@ choice is cut as soon as no gene can lie below it:
   - a gadget returns with another number of cards than the piece's (every phase has as many), or, for an exact
     search, with fewer than the composition's;
   - with `least`, a successor's known cards are already lexicographically below the piece's: each orbit is
-    reported once, by its least phase, so a branch whose piece cannot be the least phase holds none.
+    reported once, by its least phase, so a branch whose piece cannot be the least phase holds none;
+  - with `bounds`, a gadget's small hand cannot give back what it holds beyond its own cards. A piece ends on
+    a trick B wins, so B must still hold a penalty card; S plays at most one card for each plain card B has
+    left and v for each penalty card of value v, so its hand can shrink by at most that (the pool's cards less
+    those the gadget's piece has read); and each penalty card w among the cards S must still play (all but its
+    last |S|) that B cannot answer with a penalty card of its own gives S a pile back, w cards of B's with its
+    own card, w - 1 of them letting S play none: 2w less.
 
 A piece that returns is a gene when F brings it back within `max_orbit` steps (`orbit_length`).
 
@@ -246,9 +252,10 @@ def orbit_length(piece, n, small, tail, max_orbit):
 def gene_search(mode, k, least, bounds, pool, max_len, exact, small, tail, prefix, depth, max_orbit, max_nodes, probes, seed,
                 out, out_len, counters, est):
     """The walk over pieces of at most max_len cards drawn from `pool` (cards of each value; with `exact`, those
-    holding every one of them), in the mode given (module docstring). `prefix`: the piece's cards after the tail
-    that every node walked starts with. Returns the rows written to out/out_len (genes, or frontier prefixes,
-    each with the tail)."""
+    holding every one of them), in the mode given, with k gadgets, the least-phase cut and the bounds as asked
+    (module docstring). `prefix`: the piece's cards after the tail that every node walked starts with; `depth`
+    the frontier's; PROBE's walks from numba's generator seeded with `seed`. Returns the rows written to
+    out/out_len (genes, or frontier prefixes, each with the tail)."""
     nv = pool.shape[0]
     ns = small.shape[0]
     nt = tail.shape[0]

@@ -109,9 +109,10 @@ def _least_gene(piece, n, small, tail, max_orbit):
 
 
 @njit(cache=True)
-def _pieces(avail, max_len, small, tail, max_orbit, exact, genes, lengths):
+def _pieces(avail, max_len, small, tail, max_orbit, exact, genes, lengths, max_choices=0):
     """Every piece of at most max_len cards from `avail` (with `exact`, holding all of them), depth first; each
-    gene in its least phase written out. Returns (written, choices)."""
+    gene in its least phase written out (stopping after max_choices choices, where given). Returns (written,
+    choices)."""
     nv = avail.shape[0]
     ns = small.shape[0]
     cap = max_len + 1
@@ -143,6 +144,8 @@ def _pieces(avail, max_len, small, tail, max_orbit, exact, genes, lengths):
         left[v] -= 1
         piece[d] = v
         choices += 1
+        if max_choices and choices > max_choices:
+            break
         e = d + 1
         s_rings[e, :] = s_rings[d, :]
         piles[e, :] = piles[d, :]

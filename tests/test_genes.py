@@ -204,11 +204,10 @@ def test_a_long_gene_run_on_two_workers_stopped_and_resumed_and_the_genes_librar
     config = make_config(tmp_path / "first", time_limit=0.01, **values)
     stopped = run_search(config)
     assert stopped.state == "time limit" and 0 < stopped.shards_done < 40
-    assert not (tmp_path / "genes").exists()  # (no composition searched to its end yet)
     lifted = subprocess.run([str(bmn), "resume", str(tmp_path / "first"), "--time-limit", "0", "--address", ray_address,
                              "--no-progress"], capture_output=True, text=True, timeout=600)
     assert lifted.returncode == 0, lifted.stderr
-    assert "searched to its end: its 1 genes added to the genes library" in lifted.stderr
+    assert "balanced: 1 of them entered by balanced deals, 13 deals in all" in lifted.stdout
     tables = tables_of(tmp_path / "first")
     assert_same_tables(tables, direct_tables(config))
     genes = tables["genes"].to_pylist()
@@ -266,3 +265,27 @@ def test_the_plain_and_the_fast_gadget_agree_on_every_small_piece():
             is_piece = out == kg.DONE and used == n
             assert kg.successor(piece, n, np.array(J_, np.uint8), np.array(T_, np.uint8), nxt) == (
                 is_piece and cards[0] == 0 and q[n - 1] == 0)
+
+
+def test_casellas_cycle_is_rebuilt_from_its_long_gene_with_three_new_balanced_cycles_beside_it():
+    """docs/atlas.md, "Long genes": Casella's 32-card gene (the search's find: test above) with the standard deck's
+    short genes builds eight cycles, four of which balanced deals enter: Casella's (30 deals) and three new ones
+    (34, 28, 28), every count the one backward play gives from the cycle alone."""
+    from kernels.backward import ancestors
+    from kernels.catalogue import SHIPPED, read_cycles
+    from kernels.notation import parse_deal
+
+    comp = "0:23,1:1,2:4,3:3,4:1"
+    table = ConstructTable(long_gene=(comp,), known=(f"{comp} = {CASELLA}",), max_piece=14, max_states=100_000)
+    (shard,) = long_shards(table, "standard")
+    genes, cycles, deals = played([shard])
+    balanced = {cid: row.balanced for cid, row in cycles.items() if row.balanced}
+    assert len(cycles) == 8 and balanced == {"e1fabb73dac32ded": 30, "1a460c175ffe2cad": 34, "2de40ff14cd1e8e1": 28,
+                                             "831ecdb1ee8a0ce1": 28}
+    assert genes[CASELLA].balanced == 120 == len(deals) and genes[CASELLA].balanced_cycles == 4
+    catalogue = {c.cycle_id: c for c in read_cycles(SHIPPED)}
+    assert catalogue["e1fabb73dac32ded"].source == "Casella et al. 2024"
+    for cid, count in balanced.items():
+        back = ancestors(parse_deal(cycles[cid].state), limit=1)
+        assert (back.count, back.original.cycle_id, back.truncated) == (count, cid, False)
+        assert catalogue[cid].balanced_deals == count

@@ -426,17 +426,16 @@ PLAN_PROBES = 1000  # Knuth's random walks per composition of a long-gene plan
 
 
 def long_plan(g: Gadget) -> list[dict]:
-    """A long-gene run's shards, as ConstructShard's fields: each long composition's search cut by `layout`
-    (those whose estimate exceeds max_choices left out), or, for a composition the table says is known, one
-    shard per gene."""
+    """A long-gene run's shards, as ConstructShard's fields: for each composition the table says is known, one
+    shard per gene; then each other long composition's search cut by `layout`, the cheapest first by its
+    estimate (those whose estimate exceeds max_choices left out)."""
     known = g.known()
-    out = []
-    for comp in g.long_compositions():
-        if comp in known:
-            out += [dict(first=comp, exact=True, kind=LIBRARY, genes=(format_hand(gene, g.letters),))
-                    for gene in known[comp]]
-            continue
-        choices, depth, shards = layout(g.small, g.tail, comp, g.table.lookahead, g.table.shard_choices)
+    out = [dict(first=comp, exact=True, kind=LIBRARY, genes=(format_hand(gene, g.letters),))
+           for comp in g.long_compositions() if comp in known for gene in known[comp]]
+    searched = [(layout(g.small, g.tail, comp, g.table.lookahead, g.table.shard_choices), comp)
+                for comp in g.long_compositions() if comp not in known]
+    # the cheapest first (by the estimate): a run stopped on the way has searched as many compositions as it could
+    for (choices, depth, shards), comp in sorted(searched, key=lambda item: (item[0][0], kc.order(item[1]))):
         if g.table.max_choices and choices > g.table.max_choices:
             continue
         out += [dict(first=comp, exact=True, kind=SEARCH, depth=depth, part=k, parts=shards) for k in range(shards)]
