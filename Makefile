@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install notebook clean image image-gpu lock
+.PHONY: run test lint install notebook clean image image-gpu lock
 
 # make notebook RUN=runs/local   (or several runs separated by commas; none: the notebook makes one)
 RUN ?=
@@ -38,6 +38,10 @@ test: $(STAMP)
 	{ $(WARM) sweep > /dev/null & $(WARM) backward > /dev/null && wait $$!; } && $(WARM) both > /dev/null && \
 	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder; code=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s of wall time"; exit $$code
+
+# The linter, configured in pyproject.toml ([tool.ruff]): .ci/run runs it before the tests.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
 
 notebook: $(STAMP)
 	BMN_RUN=$(RUN) $(VENV)/bin/jupyter lab notebooks/explore.ipynb

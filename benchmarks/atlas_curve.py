@@ -244,7 +244,7 @@ class Floor:
         return self.entering(unit) / self.out_of(unit)
 
 
-@functools.lru_cache(maxsize=None)  # a closure search: the report and the tables ask per unit
+@functools.cache  # a closure search: the report and the tables ask per unit
 def floor(family: str) -> Floor | None:
     """The known cycle's closure on the family's full deck (kernels/backward.py), counted exactly."""
     if family not in KNOWN:
@@ -300,8 +300,9 @@ def report(frame: pd.DataFrame) -> str:
                 own = rows[rows["cards"] == full]
                 if not own.empty:
                     bound = float(own["rate_hi"].iloc[0])
-                    lines.append(f"  at {full} cards the rate is below {sci(bound)} (95%, {int(own['played'].iloc[0]):,} "
-                                 f"played): a hunt needs at least " + _cost(hunt(bound, bound, bound), unit))
+                    lines.append(f"  at {full} cards the rate is below {sci(bound)} "
+                                 f"(95%, {int(own['played'].iloc[0]):,} played): a hunt needs at least "
+                                 + _cost(hunt(bound, bound, bound), unit))
                 known = floor(name)
                 if known is not None:
                     rate = known.rate(unit)
@@ -315,7 +316,8 @@ def markdown(frame: pd.DataFrame) -> str:
     """docs/atlas.md's two tables: the fitted curves, and each full deck's rate (fitted, or bracketed)
     with what a hunt for a cycle costs."""
     fits = ["| family | unit | decks fitted (cycling) | exponential: rate per card added | power: exponent "
-            "| dispersion | at the full deck (or its largest) [95%] |", "| --- | --- | --- | ---: | ---: | ---: | --- |"]
+            "| dispersion | at the full deck (or its largest) [95%] |",
+            "| --- | --- | --- | ---: | ---: | ---: | --- |"]
     hunts = ["| full deck | per | rate fitted [95%] | rate below (95%, its sample) | rate at least (known cycle) "
              "| games a cycle | H200-hours a cycle (model) | dollars at $3.50 an H200-hour (assumed) |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]

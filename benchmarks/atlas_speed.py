@@ -51,9 +51,9 @@ def main(argv: list[str] | None = None) -> None:
         space = DealSpace.of(parse_deck(spec), None, int(players or 2))
         middle = space.count // 2
         run_atlas(space.deck.spec(), space.split, 0, min(space.count, 100), True, False, min_cards=2**62)  # compile
-        deals, elapsed, cards = timed(lambda n: run_atlas(space.deck.spec(), space.split, middle,
-                                                          min(space.count, middle + n), True, False,
-                                                          min_cards=2**62), seconds)
+        deals, elapsed, cards = timed(lambda n, space=space, middle=middle: run_atlas(
+            space.deck.spec(), space.split, middle, min(space.count, middle + n), True, False, min_cards=2**62),
+            seconds)
         row(text, deals, elapsed, cards)
     standard = DealSpace.of(parse_deck("standard"))
     run_exhaustive(standard, CASELLA_BLOCK, CASELLA_BLOCK + 100, min_cards=2**62)

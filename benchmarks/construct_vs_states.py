@@ -16,13 +16,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from construct_census import census  # noqa: E402
+
 from kernels.catalogue import SHIPPED, read_cycles  # noqa: E402
 from kernels.dealspace import DealSpace  # noqa: E402
 from kernels.decks import parse_deck  # noqa: E402
 from kernels.strategies.construct import ConstructTable  # noqa: E402
 from kernels.sweep import run_random_states  # noqa: E402
-
-from construct_census import census  # noqa: E402
 
 CHUNK = 1_000_000
 

@@ -120,7 +120,6 @@ def asgi_front(wsgi_app, latency: float, put_object=None):
 def serve(port: int, latency: float) -> None:
     """The slow store, in a process of its own (as a real one is: not competing with the driver)."""
     import uvicorn
-
     from moto.core import DEFAULT_ACCOUNT_ID
     from moto.s3.models import s3_backends
 
@@ -150,10 +149,10 @@ def measure_writes(uri: str, shards: int) -> float:
     kernels), so the figure is the store's and the pool's, whatever the machine's cores are busy with."""
     import concurrent.futures as futures
 
-    from cluster.writer import WRITE_THREADS
     from cluster.storage import RunStore
     from cluster.summary import ShardSummary
     from cluster.tables import GAMES_SCHEMA, shard_file_name, shard_file_table
+    from cluster.writer import WRITE_THREADS
 
     store = RunStore(uri)
     table = GAMES_SCHEMA.empty_table()
@@ -204,7 +203,8 @@ def main() -> None:
         s3_rate, n = measure(f"s3://bmn-bench/run?endpoint_override={endpoint}", shards, workers)
         print(f"S3 (+{latency * 1000:.0f} ms/request): {s3_rate:8.1f} shard results/s ({n} shards, whole search)")
         r = measure_reads(f"s3://bmn-bench/run?endpoint_override={endpoint}")
-        print(f"S3 (+{latency * 1000:.0f} ms/request): {r:8.1f} shard files/s read back (as the driver does at the end)")
+        print(f"S3 (+{latency * 1000:.0f} ms/request): {r:8.1f} shard files/s read back "
+              f"(as the driver does at the end)")
         w = measure_writes(f"s3://bmn-bench/writes?endpoint_override={endpoint}", shards)
         print(f"S3 (+{latency * 1000:.0f} ms/request): {w:8.1f} shard files/s (the driver's write path alone)")
     finally:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import itertools
 import os
 import sys
 import time
@@ -32,27 +31,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cluster.genes import write_entry  # noqa: E402
 from cluster.storage import RunStore  # noqa: E402
 from kernels import genes as kg  # noqa: E402
-from kernels.decks import parse_deck  # noqa: E402
 from kernels.notation import format_hand, parse_hand  # noqa: E402
-from kernels.strategies.construct import ConstructTable, Gadget  # noqa: E402
+from kernels.strategies.construct import ConstructTable, Gadget, compositions_of  # noqa: E402
 
 FIELDS = ("length", "composition", "genes", "orbits", "most_small", "choices", "cpu_s", "plain_estimate",
           "pruned_estimate", "gene_list")
 PROBES = 3000
 
 
-def compositions(deck: str, small: str, tail: str, per_gene: int, length: int) -> list[tuple[int, ...]]:
-    """Every composition of `length` cards with exactly one per_gene card, within what the deck leaves."""
-    counts = list(parse_deck(deck).counts)
-    for c in parse_hand(small) + parse_hand(tail):
-        counts[c] -= 1
-    counts[per_gene] = 1
-    out = []
-    for penalties in itertools.product(*[range(counts[v] + 1) if v != per_gene else (1,) for v in range(1, len(counts))]):
-        plain = length - sum(penalties)
-        if 0 <= plain <= counts[0]:
-            out.append((plain, *penalties))
-    return out
+def compositions(deck: str, small: str, tail: str, length: int) -> list[tuple[int, ...]]:
+    """Every composition of `length` cards with exactly one J, within what the deck leaves beside the gadget."""
+    target = Gadget(deck, ConstructTable(small=small, tail=tail)).target
+    return [tuple(c[:5]) for c in compositions_of(target, length, 1)]
 
 
 def estimate(comp, small, tail, k, bounds) -> float:
@@ -91,10 +81,11 @@ def main(argv: list[str]) -> int:
     if args.out and os.path.exists(args.out):
         with open(args.out) as handle:
             done = {int(row["length"]) for row in csv.DictReader(handle)}
-    print("| length | compositions | genes (orbits: count) | small hand at most | CPU-s | choices | plain search's choices (estimate) |")
+    print("| length | compositions | genes (orbits: count) | small hand at most | CPU-s | choices | "
+          "plain search's choices (estimate) |")
     print("| ---: | ---: | --- | ---: | ---: | ---: | ---: |", flush=True)
     for length in range(args.first, args.last + 1):
-        comps = compositions(args.deck, args.small, args.tail, 1, length)
+        comps = compositions(args.deck, args.small, args.tail, length)
         plain = sum(estimate(c, small, tail, 1, False) for c in comps)
         if args.estimate:
             pruned = sum(estimate(c, small, tail, 3, True) for c in comps)
@@ -130,8 +121,8 @@ def main(argv: list[str]) -> int:
                     writer.writeheader()
                 writer.writerows(rows)
         spread = ", ".join(f"{m}: {n}" for m, n in sorted(orbits.items())) or "none"
-        print(f"| {length} | {len(comps)} | {sum(orbits.values())} ({spread}) | {biggest} | {cpu:.0f} | {choices:.3g} | "
-              f"{plain:.3g} |", flush=True)
+        print(f"| {length} | {len(comps)} | {sum(orbits.values())} ({spread}) | {biggest} | {cpu:.0f} | "
+              f"{choices:.3g} | {plain:.3g} |", flush=True)
     return 0
 
 

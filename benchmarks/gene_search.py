@@ -24,10 +24,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from naive import _pieces  # noqa: E402
+
 from kernels import genes as kg  # noqa: E402
 from kernels.decks import parse_deck  # noqa: E402
 from kernels.notation import format_hand  # noqa: E402
-from naive import _pieces  # noqa: E402
 
 J_, T_ = (1, 0), (0,)
 CASELLA = "0:23,1:1,2:4,3:3,4:1"

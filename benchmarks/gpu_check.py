@@ -56,6 +56,7 @@ NCU_METRICS = {
 def cases(tiny: bool) -> dict:
     """name -> (what it plays, a function of device that returns a list of ShardResults)."""
     from helpers import CASELLA, ZANOTTO, space
+
     from kernels.notation import parse_deal
     from kernels.strategies.states import closed
     from kernels.sweep import gpu, run_exhaustive_batch, run_random_batch, run_random_states_batch
@@ -107,6 +108,7 @@ def cases(tiny: bool) -> dict:
 def check_cases(tiny: bool, report: dict) -> bool:
     """Each case on the CPU and twice on the GPU: equal in every field; True when all are."""
     from gpu_sim_cases import difference
+
     from kernels.sweep import gpu
 
     ok = True
@@ -147,7 +149,8 @@ def check_simulator_cases(report: dict) -> bool:
 # ---------------------------------------------------------------- the machine
 
 def machine(report: dict) -> None:
-    from kernels.sweep import cuda as engine, gpu
+    from kernels.sweep import cuda as engine
+    from kernels.sweep import gpu
 
     versions = {}
     for package in ("numpy", "numba", "numba-cuda", "llvmlite"):
@@ -163,7 +166,8 @@ def machine(report: dict) -> None:
     report["machine"]["driver"] = cuda.cudadrv.driver.driver.get_version()
     report["machine"]["runtime"] = cuda.runtime.get_version()
     if shutil.which("nvidia-smi"):
-        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total,clocks.max.sm,ecc.mode.current",
+        smi = subprocess.run(["nvidia-smi",
+                              "--query-gpu=name,driver_version,memory.total,clocks.max.sm,ecc.mode.current",
                               "--format=csv,noheader"], capture_output=True, text=True, timeout=60)
         report["machine"]["nvidia_smi"] = smi.stdout.strip()
 
@@ -171,7 +175,8 @@ def machine(report: dict) -> None:
 def compile_times(report: dict) -> None:
     """Each mode's kernel compiled (its first launch's cost), then loaded in a second process (Numba's disk
     cache: a GPU actor that starts later pays only that)."""
-    from kernels.sweep import cuda as engine, gpu
+    from kernels.sweep import cuda as engine
+    from kernels.sweep import gpu
     from kernels.sweep.modes import NAMES
 
     times = {}
@@ -198,6 +203,7 @@ def clock_reader(samples: list, stop: threading.Event) -> None:
 
 def speed(tiny: bool, report: dict) -> None:
     from helpers import space
+
     from kernels.sweep import run_random_batch
 
     standard = space("standard")
@@ -295,7 +301,8 @@ def tools(report: dict) -> bool:
         for label, metric in NCU_METRICS.items():
             rows = [line for line in done.stdout.splitlines() if metric in line]
             values[label] = rows[-1].split('","')[-1].strip('"') if rows else None
-        out["ncu"] = dict(returncode=done.returncode, metrics=values, tail=done.stdout[-800:] if done.returncode else "")
+        out["ncu"] = dict(returncode=done.returncode, metrics=values,
+                          tail=done.stdout[-800:] if done.returncode else "")
     else:
         out["ncu"] = "ncu is not on the PATH"
     report["tools"] = out
@@ -309,7 +316,8 @@ def markdown(report: dict) -> str:
     lines = ["# bmn GPU check", "", f"- device: {m['device']}", f"- python {m['python']}, {m['packages']}"]
     if "driver" in m:
         lines.append(f"- driver {m['driver']}, CUDA runtime {m['runtime']}; nvidia-smi: {m.get('nvidia_smi')}")
-    lines += ["", "## Compile", "", "| kernel | first compile (s) | resident one-warp blocks |", "| --- | ---: | ---: |"]
+    lines += ["", "## Compile", "", "| kernel | first compile (s) | resident one-warp blocks |",
+              "| --- | ---: | ---: |"]
     for name, c in report.get("compile", {}).items():
         if isinstance(c, dict):
             lines.append(f"| {name} | {c['compile_s']} | {c['resident_blocks']:,} |")
@@ -320,7 +328,8 @@ def markdown(report: dict) -> str:
               "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"]
     for name, c in report.get("cases", {}).items():
         lines.append(f"| {name} | {c['what']} | {c['shards']} | {c['deals']:,} | {c['kept']:,} | {c['launches']} | "
-                     f"{c['gpu_s']} | {c['cpu_s']} | {c['against_cpu'] or 'equal'} | {c['against_itself'] or 'equal'} |")
+                     f"{c['gpu_s']} | {c['cpu_s']} | {c['against_cpu'] or 'equal'} | "
+                     f"{c['against_itself'] or 'equal'} |")
     sim = report.get("simulator_cases", {})
     if sim:
         lines.append("\nThe simulator's cases on this device: "
@@ -370,7 +379,8 @@ def main(argv=None) -> int:
     # What a device image may lack (the check needs numpy, numba and numba-cuda alone): none of it imported.
     report["imported_beyond_numba"] = sorted({name.split(".")[0] for name in sys.modules} & BEYOND)
     code = 1 if not equal else (2 if report["errors"] else 0)
-    report["verdict"] = {0: "every GPU result equals the CPU's and itself", 1: "a GPU result differs from the CPU's or from itself, or a tool found an error (see above)",
+    report["verdict"] = {0: "every GPU result equals the CPU's and itself",
+                         1: "a GPU result differs from the CPU's or from itself, or a tool found an error (see above)",
                          2: "a step could not run (see above)"}[code]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

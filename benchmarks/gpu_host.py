@@ -7,9 +7,9 @@ ranks from Casella's deal on: cutting its range into pieces (`exhaustive_pieces`
 unrankings), and for each deal the device keeps, unranking it again in compiled code (`ranked_deals`:
 its hands for the games table; the device gives a kept finished game's cards, tricks and winner, and
 only cycles, which random deals of the standard deck do not meet, are replayed). How many deals such a
-shard keeps is sampled on the CPU (SAMPLE consecutive ranks from its start, the CPU sweep). The device's time for the shard is the warp model's
-(benchmarks/warp_model.py: random standard deals on one H200), a model: the host's share is the two
-over it.
+shard keeps is sampled on the CPU (SAMPLE consecutive ranks from its start, the CPU sweep). The device's
+time for the shard is the warp model's (benchmarks/warp_model.py: random standard deals on one H200), a
+model: the host's share is the two over it.
 """
 
 from __future__ import annotations
@@ -63,8 +63,8 @@ def main(argv: list[str]) -> None:
     print(f"a shard of {m['ranks']:,} standard ranks from Casella's deal: {m['pieces']} piece(s), cut in "
           f"{m['cut_s'] * 1e3:.2f} ms; keeps about {m['kept']:,} deals of at least {m['min_cards']} cards "
           f"({m['sampled_kept']} in the first {m['sample']:,} ranks, on the CPU), unranked in "
-          f"{m['kept_s'] * 1e3:.1f} ms; the device's time {m['device_s']:.2f} s (uncalibrated model, {MODEL_DEALS_PER_S:.3g} "
-          f"deals/s): the host's share {m['share']:.2%}")
+          f"{m['kept_s'] * 1e3:.1f} ms; the device's time {m['device_s']:.2f} s "
+          f"(uncalibrated model, {MODEL_DEALS_PER_S:.3g} deals/s): the host's share {m['share']:.2%}")
 
 
 if __name__ == "__main__":

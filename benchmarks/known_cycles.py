@@ -133,7 +133,7 @@ def run_year(uri: str) -> int:
     """The year a run was made in (run.json's created_at)."""
     from cluster.runmeta import existing_run, run_json
 
-    return datetime.datetime.fromtimestamp(run_json(existing_run(uri))["created_at"], datetime.timezone.utc).year
+    return datetime.datetime.fromtimestamp(run_json(existing_run(uri))["created_at"], datetime.UTC).year
 
 
 def searches(runs: list[str]) -> list[tuple]:

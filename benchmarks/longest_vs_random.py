@@ -45,9 +45,10 @@ def main() -> None:
     rows = []
     for seed in range(1, seeds + 1):
         row = {"seed": seed, "cpu_budget_s": budget}
-        row["random"] = until(budget, lambda k: run_random(space, seed, k, 2_000_000, min_cards=NOTHING))
-        row["climb"] = until(budget, lambda k: run_climb(space, seed, k, 2_000_000, min_cards=NOTHING))
-        row["longest"] = until(budget, lambda k: run_longest(space, seed, k, shard_deals, min_cards=NOTHING))
+        row["random"] = until(budget, lambda k, seed=seed: run_random(space, seed, k, 2_000_000, min_cards=NOTHING))
+        row["climb"] = until(budget, lambda k, seed=seed: run_climb(space, seed, k, 2_000_000, min_cards=NOTHING))
+        row["longest"] = until(budget, lambda k, seed=seed: run_longest(space, seed, k, shard_deals,
+                                                                        min_cards=NOTHING))
         rows.append(row)
         print(f"seed {seed}: " + "  ".join(
             f"{name} {row[name]['longest']:5d} cards ({row[name]['deals']:,} games, {row[name]['cpu_s']} s)"

@@ -89,7 +89,8 @@ def shapes_table(runs: list[str], seed: int = 1) -> None:
     from kernels.engines.reference import trace_reference
     from kernels.notation import parse_deal
 
-    rows = query(runs, "SELECT deck, state, period_tricks FROM cycles WHERE state IS NOT NULL ORDER BY deck").to_pylist()
+    rows = query(runs,
+                 "SELECT deck, state, period_tricks FROM cycles WHERE state IS NOT NULL ORDER BY deck").to_pylist()
     by_deck: dict[str, list] = {}
     for r in rows:
         by_deck.setdefault(r["deck"], []).append(r)

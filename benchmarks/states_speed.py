@@ -23,13 +23,14 @@ def main(argv: list[str]) -> None:
     count = int(argv[0]) if argv else 2_000_000
     for deck in argv[1:] or ["standard", "camicia"]:
         space = DealSpace.of(parse_deck(deck), players=2)
-        for name, run in (("states", lambda k: run_random_states(space, 1, k, count)),
-                          ("deals", lambda k: run_random(space, 1, k, count, min_cards=10**6))):
+        for name, run in (("states", lambda k, space=space: run_random_states(space, 1, k, count)),
+                          ("deals", lambda k, space=space: run_random(space, 1, k, count, min_cards=10**6))):
             for k in range(3):
                 t = time.process_time()
                 result = run(k)
                 t = max(time.process_time() - t, 1e-9)
-            print(f"{deck} {name}: {result.deals / t / 1e6:.2f} M per CPU s, {result.cards / result.deals:.0f} cards each")
+            print(f"{deck} {name}: {result.deals / t / 1e6:.2f} M per CPU s, "
+                  f"{result.cards / result.deals:.0f} cards each")
 
 
 if __name__ == "__main__":

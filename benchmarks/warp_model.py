@@ -600,8 +600,8 @@ def fill_model(tr: Traces, lanes: int, shard_size: int, gpu_batch: int = 0) -> d
     grab = gpu.grab_for(deals, lanes, cuda.GRAB)
     costs = np.diff(tr.offsets) + 1
     busy, done = lanes_busy(costs, lanes, deals, grab)
-    return dict(shards=batch, deals=deals, grab=grab, lanes=lanes, with_work=gpu.lanes_with_work(deals, lanes, cuda.GRAB),
-                busy=busy / (lanes * done) if done else 0.0)
+    return dict(shards=batch, deals=deals, grab=grab, lanes=lanes,
+                with_work=gpu.lanes_with_work(deals, lanes, cuda.GRAB), busy=busy / (lanes * done) if done else 0.0)
 
 
 def default_fill(tr: Traces, machine: dict = H200) -> dict:
@@ -703,9 +703,10 @@ def main(argv=None) -> None:
             return
         print(f"MODEL (no GPU ran): the default random config (shard_size {f['shard_size']:,}, gpu_batch "
               f"{f['gpu_batch']}: as many as fill the device) on one {f['machine']}: {f['lanes']:,} resident lanes "
-              f"({f['warps']} warps a multiprocessor by the compiled kernel's occupancy); a GPU batch of {f['shards']:,} "
-              f"shards, {f['deals']:,} deals a launch, runs of {f['grab']} deals: {f['with_work']:.1%} of the lanes "
-              f"get work, busy {f['busy']:.1%} of the launch (recorded games' segments, lanes taking runs greedily)")
+              f"({f['warps']} warps a multiprocessor by the compiled kernel's occupancy); a GPU batch of "
+              f"{f['shards']:,} shards, {f['deals']:,} deals a launch, runs of {f['grab']} deals: "
+              f"{f['with_work']:.1%} of the lanes get work, busy {f['busy']:.1%} of the launch (recorded games' "
+              f"segments, lanes taking runs greedily)")
         return
     try:
         r = model(args.games, args.kernel, args.seed)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import ray
 

@@ -3,7 +3,8 @@
 Built, like the other summary tables, from the shard files alone (the same whatever the workers,
 the order shards finished in, or the failures on the way): a row's counts from its shards'
 summaries, a deal row's cycles from its shards' games (every deal that never ends is a row of them,
-counted as drawn), a state row's from the cycles its shards reported. A deck has up to four rows, by `method` and `unit`:
+counted as drawn), a state row's from the cycles its shards reported. A deck has up to four rows, by
+`method` and `unit`:
 
     exact deal     every deal of the deck (its balanced split) played
     exact state    censused decks: every trick-boundary state of every split played
@@ -34,7 +35,6 @@ Columns:
 """
 
 from __future__ import annotations
-
 
 import pyarrow as pa
 import pyarrow.compute as pc

@@ -2,7 +2,8 @@
 
 Hands usually begin with `-` (`bmn play ---K---Q-... ----Q...`), which argparse would take for
 options. So before parsing, every argument that is neither a known option, nor an option's
-value, nor shaped like an option (`--word` or `-x`) is moved behind a `--`, where argparse reads it as a positional argument.
+value, nor shaped like an option (`--word` or `-x`) is moved behind a `--`, where argparse reads it as a
+positional argument.
 """
 
 from __future__ import annotations

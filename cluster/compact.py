@@ -16,8 +16,17 @@ from kernels.errors import BmnError
 from .lease import Lease
 from .plan import Plan
 from .runmeta import existing_run, read_run_config
-from .tables import (FOREIGN_DIR, GAMES_SCHEMA, Ownership, build_tables, compacted_file_name, read_contents, set_aside,
-                     shard_file_table, write_tables)
+from .tables import (
+    FOREIGN_DIR,
+    GAMES_SCHEMA,
+    Ownership,
+    build_tables,
+    compacted_file_name,
+    read_contents,
+    set_aside,
+    shard_file_table,
+    write_tables,
+)
 
 DEFAULT_SHARDS_PER_FILE = 10_000
 

@@ -231,9 +231,11 @@ def check(config: SearchConfig, where: str = "config") -> None:
     for key in OPTIONAL_KEYS:
         if key in ("range", "deal") and getattr(config, key) is not None and key not in strategy.keys:
             users = readers(key)
-            raise BmnError(f"{where}: {key} applies to the {' and '.join(users)} strateg{'ies' if len(users) > 1 else 'y'} only")
+            raise BmnError(f"{where}: {key} applies to the {' and '.join(users)} "
+                           f"strateg{'ies' if len(users) > 1 else 'y'} only")
     if strategy.backward and (space.players != 2 or space.split[0] != space.split[1]):
-        raise BmnError(f"{where}: the {config.strategy} strategy uses backward play, which needs two players with equal hands")
+        raise BmnError(f"{where}: the {config.strategy} strategy uses backward play, "
+                       "which needs two players with equal hands")
     if strategy.takes_deals_file and not config.deals_file and not config.input_sha256:
         raise BmnError(f"{where}: the {config.strategy} strategy needs deals_file (one deal per line)")
     if strategy.needs_deal:
@@ -327,4 +329,5 @@ def from_json(values: dict) -> SearchConfig:
 
 def differences(a: SearchConfig, b: SearchConfig) -> list[str]:
     ia, ib = a.identity(), b.identity()
-    return [f"{k}: {ia.get(k)!r} in the run, {ib.get(k)!r} now" for k in sorted(set(ia) | set(ib)) if ia.get(k) != ib.get(k)]
+    return [f"{k}: {ia.get(k)!r} in the run, {ib.get(k)!r} now"
+            for k in sorted(set(ia) | set(ib)) if ia.get(k) != ib.get(k)]

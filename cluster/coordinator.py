@@ -109,7 +109,8 @@ class Coordinator:
             return self._end(End(Stop.FINISHED))
         deadline = self.t0 + self.config.time_limit if self.config.time_limit else None
         course = Course((self.plan.shard(k) for k in range(self.plan.count) if k not in finished), deadline)
-        self.progress.start(self.plan.count, self.counts.run.done, self.plan.strategy.unit, self.plan.strategy.finite_games)
+        self.progress.start(self.plan.count, self.counts.run.done, self.plan.strategy.unit,
+                            self.plan.strategy.finite_games)
         if self.local:
             # Every worker on this machine shares Numba's disk cache: compile the kernels here,
             # once, rather than in every worker at the same time (CPU and memory times the workers).
@@ -247,8 +248,8 @@ class Coordinator:
             what = "progress.json" if end.stop is Stop.INTERRUPTED else "the summary tables"
             raise write_failure(self.store, what, error, self.counts.run.done) from None
         if end.stop is Stop.CLUSTER_LOST:
-            raise BmnError(f"{self.health.lost}; the search stopped with {self.counts.run.done:,} of {self.plan.count:,} "
-                           f"shards done and written: `bmn resume {self.store.uri}` continues it")
+            raise BmnError(f"{self.health.lost}; the search stopped with {self.counts.run.done:,} of "
+                           f"{self.plan.count:,} shards done and written: `bmn resume {self.store.uri}` continues it")
         return RunReport.of(state, self.files, self.counts, self.pool_report, self.t0)
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import enum
 import threading
 import time
-from typing import Callable, Iterator, NamedTuple
+from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 from kernels.errors import BmnError
 from kernels.strategies import Shard

@@ -42,7 +42,7 @@ class ShardFigures:
     gene_rows: tuple[GeneRow, ...] = ()  # the genes it found or built with (construct's long genes)
 
     @classmethod
-    def from_result(cls, result: ShardResult, *, elapsed_s: float, worker: str, device: str = "cpu") -> "ShardFigures":
+    def from_result(cls, result: ShardResult, *, elapsed_s: float, worker: str, device: str = "cpu") -> ShardFigures:
         return cls(
             counts=result.counts(), max_cards=result.max_cards,
             candidates=len(result.candidates), elapsed_s=round(float(elapsed_s), 4), worker=worker, device=device,
@@ -67,7 +67,7 @@ class ShardFigures:
         return {**counts, **values, "worker": self.worker_label}
 
     @classmethod
-    def of_flat(cls, values: dict) -> "ShardFigures":
+    def of_flat(cls, values: dict) -> ShardFigures:
         """The figures of `flat`'s form (of any bmn: a worker written with /gpu is a GPU's); keys of others ignored."""
         known = {f.name for f in fields(cls)} - {"counts", "device"}
         worker = values.get("worker", "")
@@ -95,13 +95,13 @@ class PlayedShard(NamedTuple):
 
     @classmethod
     def of(cls, shard: Shard, result: ShardResult, *, deck: str, elapsed_s: float, worker: str,
-           device: str = "cpu") -> "PlayedShard":
+           device: str = "cpu") -> PlayedShard:
         """`deck`: the run's, where the result does not name one of its own (the atlas's decks do)."""
         return cls(shard, result.candidates, result.deck or deck, result.rank_base,
                    ShardFigures.from_result(result, elapsed_s=elapsed_s, worker=worker, device=device))
 
     @classmethod
-    def given_up(cls, shard: Shard, attempts: int, error: str, audit: bool = False) -> "PlayedShard":
+    def given_up(cls, shard: Shard, attempts: int, error: str, audit: bool = False) -> PlayedShard:
         return cls(shard, [], "", None, None, attempts, error, audit)
 
     @property

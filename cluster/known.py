@@ -11,7 +11,8 @@ per process (`use`).
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from kernels.catalogue import Catalogue, load
 from kernels.decks import Deck

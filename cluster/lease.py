@@ -33,8 +33,8 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from kernels.errors import BmnError
 
@@ -60,7 +60,8 @@ class LockInfo:
     renewal: int = 0  # how many times it was renewed: every renewal changes the lock
 
     def describe(self) -> str:
-        return f"pid {self.pid} on {self.host}, started {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(self.started))}"
+        return (f"pid {self.pid} on {self.host}, started "
+                f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(self.started))}")
 
 
 class LockConflict(Exception):

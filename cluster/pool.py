@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import collections
 import time
-from typing import Callable, Iterator, NamedTuple
+from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 import ray
 
@@ -186,7 +187,8 @@ class ShardPool:
             # The actor's process or node is gone: a new actor replaces it, the shards run elsewhere.
             if actor.alive:
                 self.actors.lose(actor, error, played_any=self.completed > 0)
-            return [p for shard in shards for p in self._retry_or_give_up(shard, f"worker lost: {type(error).__name__}")]
+            return [p for shard in shards
+                    for p in self._retry_or_give_up(shard, f"worker lost: {type(error).__name__}")]
         self.completed += len(shards)
         self.last_result = time.time()
         played = []

@@ -19,7 +19,7 @@ import csv
 import decimal
 import io
 import json
-from typing import Sequence
+from collections.abc import Sequence
 
 import duckdb
 import numpy as np
@@ -36,8 +36,16 @@ from .owntable import OwnTable
 from .plan import Plan
 from .runmeta import existing_run, read_progress, read_run_config, run_table_names, stored_config
 from .summary import manifest_summaries
-from .tables import (CYCLES_SCHEMA, GAMES_SCHEMA, Ownership, build_tables, cycles_table, first_per_deal, read_contents,
-                     reported_rows)
+from .tables import (
+    CYCLES_SCHEMA,
+    GAMES_SCHEMA,
+    Ownership,
+    build_tables,
+    cycles_table,
+    first_per_deal,
+    read_contents,
+    reported_rows,
+)
 
 FORMATS = ("table", "csv", "json")
 
@@ -122,7 +130,8 @@ def combined_tables(uris: Sequence[str], notes: list[str] | None = None) -> dict
 
 def _stacked(own: OwnTable, per_run: list[dict[str, pa.Table]]) -> pa.Table:
     """An own table of several runs: each row (by the table's key) from the first run that has it."""
-    table = pa.concat_tables([t[own.name].cast(own.schema) for t in per_run if own.name in t] or [own.schema.empty_table()])
+    table = pa.concat_tables([t[own.name].cast(own.schema) for t in per_run if own.name in t]
+                             or [own.schema.empty_table()])
     if table.num_rows:
         keys = [" ".join(map(str, key)) for key in zip(*(table[c].to_pylist() for c in own.key))]
         _, first = np.unique(np.asarray(keys, dtype=object), return_index=True)

@@ -6,7 +6,7 @@ written."""
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from kernels.errors import BmnError
 
@@ -60,8 +60,9 @@ class Recorder:
         self._write(played, audit=mark)
         if what is not None:
             raise BmnError(f"the GPU worker {gpu_worker} ({self.pool.device_of(gpu_worker)}) computed shard "
-                           f"{cpu.shard.id} differently from a CPU ({what}); the CPU's result is written, and the search "
-                           f"stops: check that GPU (`bmn resume {self.store.uri} --device cpu` goes on without GPUs)")
+                           f"{cpu.shard.id} differently from a CPU ({what}); the CPU's result is written, and the "
+                           f"search stops: check that GPU (`bmn resume {self.store.uri} --device cpu` goes on "
+                           f"without GPUs)")
 
     def _write(self, played: PlayedShard, audit: str | None = None) -> None:
         summary = ShardSummary.of(played, run=self.files.owner.fingerprint, audit=audit)

@@ -43,7 +43,7 @@ class RunReport:
         return self.__dict__.copy()
 
     @classmethod
-    def of(cls, state: str, files: RunFiles, counts: SessionTotals, pool: PoolReport, t0: float) -> "RunReport":
+    def of(cls, state: str, files: RunFiles, counts: SessionTotals, pool: PoolReport, t0: float) -> RunReport:
         first, last = pool.first_dispatch, pool.last_result
         work = (last - first) if first and last else 0.0
         t = counts.run

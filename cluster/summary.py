@@ -66,7 +66,7 @@ class ShardSummary:
     audit: str | None = None  # a GPU shard played again on a CPU: "matched", or "mismatch" (cluster/audit.py)
 
     @classmethod
-    def of(cls, played: PlayedShard, *, run: str | None, audit: str | None = None) -> "ShardSummary":
+    def of(cls, played: PlayedShard, *, run: str | None, audit: str | None = None) -> ShardSummary:
         """The summary of a shard done (the figures its worker reported) or given up (none, with the last
         try's error), signed by the run that wrote it."""
         figures = played.figures or ShardFigures(finished_at=time.time())  # (when it was given up)
@@ -105,7 +105,7 @@ class ShardSummary:
         return values
 
     @classmethod
-    def from_json(cls, values: dict) -> "ShardSummary":
+    def from_json(cls, values: dict) -> ShardSummary:
         """A summary as to_json (of this bmn or an earlier one) wrote it. A value of the wrong shape
         raises ValueError (or KeyError, TypeError: a key missing, a value of the wrong type)."""
         if not isinstance(values.get("shard"), int) or values.get("status") not in STATUSES:

@@ -24,8 +24,8 @@ import decimal
 import json
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -34,10 +34,10 @@ import pyarrow.compute as pc
 from kernels.strategies import REGISTRY, CycleRow, codec
 from kernels.tally import CLOSURE_FIELDS
 
-from .owned import own_table
-from .owntable import OwnTable
 from .figures import PlayedShard
 from .known import labelled
+from .owned import own_table
+from .owntable import OwnTable
 from .storage import RunStore, StoreUnavailable
 from .summary import ShardSummary, manifest_table
 from .totals import RunTotals
@@ -258,7 +258,8 @@ def read_summaries(store: RunStore, damaged: dict[str, str] | None = None, owner
     return out
 
 
-def read_contents(store: RunStore, known: dict[str, tuple] | None = None, owner: Ownership | None = None) -> RunContents:
+def read_contents(store: RunStore, known: dict[str, tuple] | None = None,
+                  owner: Ownership | None = None) -> RunContents:
     """Every shard file read in full; a file that cannot be read is named in `damaged` and skipped.
     With an `owner`, only the run's own shards are taken: the others' files are named in `foreign`.
 
@@ -322,7 +323,7 @@ def build_tables(contents: RunContents) -> dict[str, pa.Table]:
     if games.num_rows:
         games = games.filter(pc.is_in(games["shard"], value_set=pa.array(sorted(done), pa.int64())))
         games = games.sort_by([("shard", "ascending"), ("index", "ascending"), ("hands", "ascending")])
-    every = games  # an own table may count games as drawn (the atlas: a deal drawn twice, or also played exactly, twice)
+    every = games  # an own table may count games as drawn (the atlas: a deal drawn twice, twice)
     games = first_per_deal(games)
     tables = {
         "games": games,

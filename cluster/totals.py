@@ -29,7 +29,7 @@ class RunTotals:
     histogram: dict[int, int] = field(default_factory=dict)  # finite games by length in cards
 
     @classmethod
-    def of(cls, summaries: dict[int, ShardSummary]) -> "RunTotals":
+    def of(cls, summaries: dict[int, ShardSummary]) -> RunTotals:
         totals = cls()
         for _, summary in sorted(summaries.items()):
             totals.add(summary)

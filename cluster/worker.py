@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 import numba
 import ray
 
+from kernels import strategies
 from kernels.dealspace import DealSpace
 from kernels.decks import parse_deck
 from kernels.errors import BmnError
-from kernels import strategies
 from kernels.strategies import Shard, ShardResult, get, run_shard_batch
 
 from .figures import PlayedShard

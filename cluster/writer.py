@@ -15,7 +15,8 @@ from __future__ import annotations
 import collections
 import concurrent.futures as futures
 import time
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
 import pyarrow as pa
 

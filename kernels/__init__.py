@@ -3,16 +3,16 @@
 Pure functions over NumPy arrays; nothing here knows about Ray, Parquet or the command line.
 """
 
+import hashlib as _hashlib
+import os as _os
+import tempfile as _tempfile
+
 # The version of what the kernels compute: bump it with every change that makes any shard of any
 # strategy give different results (the random stream, an engine's counts, a strategy's logic).
 # A run records it, and resuming a run with kernels of another version is refused: its shards would
 # mix two different computations. tests/test_results_version.py pins the results of a small search
 # of every strategy, so a change to them fails until this number (and the pins) are updated.
 RESULTS_VERSION = 1
-
-import hashlib as _hashlib
-import os as _os
-import tempfile as _tempfile
 
 
 def _source_digest() -> str:

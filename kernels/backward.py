@@ -32,8 +32,9 @@ cycle_id) or pass through the claimed state (cards add up); a mismatch is a bug 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -57,13 +58,13 @@ class States(NamedTuple):
     leader: np.ndarray  # int64 (count,): who leads, 0 or 1 (NOBODY: no state)
 
     @classmethod
-    def of(cls, states: Sequence[tuple]) -> "States":
+    def of(cls, states: Sequence[tuple]) -> States:
         """From (leader, (hand 1, hand 2)) pairs, as kernels/cyclestate.py lists states."""
         return cls(np.array([list(h[0]) + list(h[1]) for _, h in states], dtype=np.uint8),
                    np.array([len(h[0]) for _, h in states], dtype=np.int64),
                    np.array([leader for leader, _ in states], dtype=np.int64))
 
-    def previous(self, cyclic: bool) -> "States":
+    def previous(self, cyclic: bool) -> States:
         """State i - 1 at every i: each state's predecessor when these are the consecutive states of
         a cycle (`cyclic`: the last precedes the first) or of a game (the first has none: NOBODY)."""
         leader = np.roll(self.leader, 1)
@@ -81,7 +82,7 @@ class Found(NamedTuple):
     root: np.ndarray  # int64 (count,): the index of its root
 
     @classmethod
-    def room(cls, total: int, capacity: int) -> "Found":
+    def room(cls, total: int, capacity: int) -> Found:
         return cls(np.zeros((capacity, total), dtype=np.uint8), np.zeros(capacity, dtype=np.int64),
                    np.zeros(capacity, dtype=np.int64), np.zeros(capacity, dtype=np.int64))
 
@@ -334,7 +335,7 @@ class BackwardResult:
 def _check_two_player_balanced(deal: Sequence[Sequence[int]]) -> None:
     check_deal(deal)
     if len(deal) != 2:
-        raise BmnError("backward play is defined for two players; this deal has %d hands" % len(deal))
+        raise BmnError(f"backward play is defined for two players; this deal has {len(deal)} hands")
     total = sum(len(h) for h in deal)
     if total % 2:
         raise BmnError(f"the deal has {total} cards, which cannot be split into two equal hands")
@@ -357,7 +358,7 @@ class FoundBuffers:
         self.found = Found.room(total, capacity)
 
     @classmethod
-    def bounded(cls, total: int, max_states: int) -> "FoundBuffers":
+    def bounded(cls, total: int, max_states: int) -> FoundBuffers:
         """Room for every balanced ancestor of a search of `max_states` states, or MAX_FOUND of them."""
         capacity = max(1, min(MAX_FOUND, max_states + 1))
         return cls(total, capacity, capacity)
@@ -406,7 +407,7 @@ class GamePath(NamedTuple):
     def __len__(self) -> int:
         return self.before.shape[0]
 
-    def within(self, cards: int) -> "GamePath":
+    def within(self, cards: int) -> GamePath:
         """The states reached after at most `cards` cards."""
         count = int(np.searchsorted(self.before, cards, side="right"))
         return GamePath(_take(self.states, slice(count)), self.before[:count])
@@ -527,7 +528,7 @@ def _cycle_of(state: Sequence[Sequence[int]]) -> tuple[str, GameResult, list]:
     game from it (preperiod 0) and its states in order from it; one sentence if the game ends."""
     check_deal(state)
     if len(state) != 2:
-        raise BmnError("backward play is defined for two players; this state has %d hands" % len(state))
+        raise BmnError(f"backward play is defined for two players; this state has {len(state)} hands")
     canonical = cycle_state(state)
     if canonical is None:
         raise BmnError("this state's game ends: it enters no cycle")

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import datetime
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from .decks import Deck, parse_deck
 from .errors import BmnError
@@ -308,9 +308,10 @@ def entry_of(state: str, *, source: str, reference: str, max_states: int = 2_000
     closure, deals, first = counted if counted is not None else (None, None, None)
     if confirmed is None:
         today = datetime.date.today().isoformat()
-        confirmed = (f"replayed on the reference player; closure by backward play: {closure:,} states, {deals:,} balanced "
-                     f"deals, each replayed (bmn, {today})" if counted is not None else
-                     f"replayed on the reference player; closure not finished within {max_states:,} states (bmn, {today})")
+        confirmed = (f"replayed on the reference player; closure by backward play: {closure:,} states, "
+                     f"{deals:,} balanced deals, each replayed (bmn, {today})" if counted is not None else
+                     f"replayed on the reference player; closure not finished within {max_states:,} states "
+                     f"(bmn, {today})")
     return KnownCycle(Deck.of_deal(deal).spec(), r.cycle_id, r.period_tricks, r.period_cards, canonical, deals, first,
                       closure, source, reference, confirmed)
 

@@ -23,9 +23,10 @@ every piece, which the gene search is held to, is the tests' (tests/naive.py).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import lru_cache
 from itertools import permutations, product
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 

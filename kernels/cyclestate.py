@@ -12,7 +12,8 @@ engine replays it, and backward play starts from it.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from .cycleid import state_encoding
 from .engines.reference import Game

@@ -13,8 +13,8 @@ as an array and step through the range with `next_deal`, which costs O(1) amorti
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -30,7 +30,7 @@ class DealSpace:
     split: tuple[int, ...]
 
     @classmethod
-    def of(cls, deck: Deck, split: str | Sequence[int] | None = None, players: int | None = None) -> "DealSpace":
+    def of(cls, deck: Deck, split: str | Sequence[int] | None = None, players: int | None = None) -> DealSpace:
         check_deck(deck)
         return cls(deck, parse_split(split, deck, players))
 

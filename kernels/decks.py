@@ -7,8 +7,8 @@ example `0:14,1:2,2:2,3:2`; values are 0-9 (or `-`, J, Q, K, A).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .errors import BmnError
 from .notation import MAX_CARDS, MAX_PLAYERS, MAX_VALUE, MIN_PLAYERS, parse_hand
@@ -49,14 +49,14 @@ class Deck:
         return [v for v in range(MAX_VALUE, -1, -1) for _ in range(self.counts[v])]
 
     @classmethod
-    def from_table(cls, table: dict[int, int]) -> "Deck":
+    def from_table(cls, table: dict[int, int]) -> Deck:
         counts = [0] * (MAX_VALUE + 1)
         for value, count in table.items():
             counts[value] += count
         return cls(tuple(counts))
 
     @classmethod
-    def of_deal(cls, deal: Sequence[Sequence[int]]) -> "Deck":
+    def of_deal(cls, deal: Sequence[Sequence[int]]) -> Deck:
         counts = [0] * (MAX_VALUE + 1)
         for hand in deal:
             for v in hand:

@@ -45,7 +45,7 @@ class GameResult:
         return self.outcome == "cycle" or keeps(self.cards, self.tricks, min_cards, min_tricks)
 
     @classmethod
-    def from_row(cls, row: np.ndarray) -> "GameResult":
+    def from_row(cls, row: np.ndarray) -> GameResult:
         """Build from one int64 row written by a kernel (columns F_*)."""
         if int(row[F_OUTCOME]) == WIN:
             return cls("win", int(row[F_WINNER]) + 1, int(row[F_TRICKS]), int(row[F_CARDS]))

@@ -249,8 +249,8 @@ def orbit_length(piece, n, small, tail, max_orbit):
 
 
 @kernel
-def gene_search(mode, k, least, bounds, pool, max_len, exact, small, tail, prefix, depth, max_orbit, max_nodes, probes, seed,
-                out, out_len, counters, est):
+def gene_search(mode, k, least, bounds, pool, max_len, exact, small, tail, prefix, depth, max_orbit, max_nodes, probes,
+                seed, out, out_len, counters, est):
     """The walk over pieces of at most max_len cards drawn from `pool` (cards of each value; with `exact`, those
     holding every one of them), in the mode given, with k gadgets, the least-phase cut and the bounds as asked
     (module docstring). `prefix`: the piece's cards after the tail that every node walked starts with; `depth`

@@ -7,7 +7,7 @@ values. A deal is a tuple of hands (hand 1 leads), written as separate strings o
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from .errors import BmnError
 

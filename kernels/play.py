@@ -6,7 +6,7 @@ card sequences cut by `split` and returns the (N, 9) int64 result rows (columns 
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

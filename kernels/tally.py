@@ -75,7 +75,7 @@ class CycleRow:
         return values
 
     @classmethod
-    def from_json(cls, values: dict) -> "CycleRow":
+    def from_json(cls, values: dict) -> CycleRow:
         """A row as to_json wrote it (keys it does not know are ignored; a missing key is a TypeError)."""
         return cls(**{f.name: values[f.name] for f in fields(cls) if f.name in values})
 
@@ -99,7 +99,7 @@ class GeneRow:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, values: dict) -> "GeneRow":
+    def from_json(cls, values: dict) -> GeneRow:
         return cls(**{f.name: values[f.name] for f in fields(cls)})
 
 
@@ -112,11 +112,11 @@ class Counts:
     cards: int = 0
     cycles: int = 0
 
-    def add(self, other: "Counts") -> None:
+    def add(self, other: Counts) -> None:
         for f in fields(Counts):
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
-    def counts(self) -> "Counts":
+    def counts(self) -> Counts:
         """These counts alone (of a ShardResult: a copy of its counts)."""
         return Counts(*(getattr(self, f.name) for f in fields(Counts)))
 
@@ -137,7 +137,7 @@ class ShardResult(Counts):
     deck: str | None = None  # the deck of its games where it is not the run's (a census of several)
 
     @classmethod
-    def empty(cls, players: int) -> "ShardResult":
+    def empty(cls, players: int) -> ShardResult:
         return cls(players=players, wins=np.zeros(players, dtype=np.int64))
 
     @property
@@ -145,7 +145,7 @@ class ShardResult(Counts):
         return self.longest.result.cards if self.longest else 0
 
     @classmethod
-    def from_tally(cls, tally: "Tally", space: DealSpace) -> "ShardResult":
+    def from_tally(cls, tally: Tally, space: DealSpace) -> ShardResult:
         stats = tally.stats
         n_cand = int(stats[N_CAND])
         letters = space.deck.max_value <= 4
@@ -162,7 +162,7 @@ class ShardResult(Counts):
                    cycles=int(stats[CYCLES]), wins=tally.wins.copy(), histogram=tally.histogram.copy(),
                    longest=longest, candidates=candidates)
 
-    def merge(self, part: "ShardResult") -> None:
+    def merge(self, part: ShardResult) -> None:
         """Add another result's statistics to this one (candidates are the caller's business)."""
         self.add(part)
         self.wins = self.wins + part.wins
@@ -206,7 +206,7 @@ class Tally(NamedTuple):
     longest_row: np.ndarray
 
     @classmethod
-    def new(cls, total: int, players: int, capacity: int = 1024) -> "Tally":
+    def new(cls, total: int, players: int, capacity: int = 1024) -> Tally:
         """An empty tally for deals of `total` cards, with room for `capacity` candidates."""
         stats = np.zeros(N_STATS, dtype=np.int64)
         stats[LONGEST_INDEX] = -1
@@ -221,7 +221,7 @@ class Tally(NamedTuple):
             longest_row=np.zeros(N_FIELDS, dtype=np.int64),
         )
 
-    def grown(self) -> "Tally":
+    def grown(self) -> Tally:
         """The same tally with its candidate buffers doubled (the kernel stopped because they were full)."""
         return self._replace(cand_deals=_doubled(self.cand_deals), cand_rows=_doubled(self.cand_rows),
                              cand_index=_doubled(self.cand_index))

@@ -77,7 +77,7 @@ def batch_cases() -> dict:
     """Cases of several shards at once, several blocks (the global work counter, the pieces' tallies from
     many lanes), a kept-deal buffer that fills (the continued launch), launches cut at a limit: each
     job's ShardResult against the CPU's of that shard alone (a list of differences, '' where equal)."""
-    from kernels.sweep import gpu, run_random_batch, run_exhaustive_batch, run_random_states_batch
+    from kernels.sweep import gpu, run_exhaustive_batch, run_random_batch, run_random_states_batch
 
     small = space("0:6,1:2,2:2")
     standard = space("standard")
@@ -115,9 +115,9 @@ def batch_cases() -> dict:
 
 def launches_cut() -> str:
     """A job cut into launches of at most 150 deals (pieces across launches), as the CPU's."""
+    from kernels.rng import stream_key
     from kernels.sweep import gpu, run_random
     from kernels.sweep.modes import RANDOM
-    from kernels.rng import stream_key
 
     small = space("0:6,1:2,2:2")
     penalties = np.array([v for v in small.deck.cards() if v], dtype=np.uint8)

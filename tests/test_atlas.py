@@ -14,24 +14,22 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from cluster_helpers import assert_same_tables, direct_tables, in_process, make_config, tables_of
 
+from cluster.atlas import TABLE as ATLAS_TABLE
 from cluster.atlas import runs
 from cluster.config import build_config
 from cluster.coordinator import run_search
 from cluster.plan import Plan
-from cluster.atlas import TABLE as ATLAS_TABLE
 from cluster.query import own_report, query
 from kernels.dealspace import DealSpace
 from kernels.decks import parse_deck
 from kernels.engines.reference import play_reference
 from kernels.errors import BmnError
 from kernels.notation import parse_deal
-from kernels.strategies import get, run_exhaustive
-from kernels.strategies import codec
+from kernels.strategies import codec, get, run_exhaustive
 from kernels.strategies.atlas import AtlasShard, family, run_atlas
 from kernels.strategies.census import census_counts, run_census
-
-from cluster_helpers import assert_same_tables, direct_tables, in_process, make_config, tables_of
 
 BMN = Path(sys.executable).parent / "bmn"
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,7 +101,8 @@ def test_census_where_asked_and_small_enough():
     # A shard's parameters are an AtlasShard, read back from what the run keeps; an exact shard's JSON is as
     # it was before sampled rows (no sample, seed, stream); the plan's place (deck_shards) is the table's.
     assert all(isinstance(t, AtlasShard) for t in typed) and typed[-1].split == (7, 7) and typed[-1].deck_shards == 3
-    assert [codec.decode(get("atlas"), s) for s in shards] == typed and not {"sample", "seed", "stream"} & set(shards[0])
+    assert [codec.decode(get("atlas"), s) for s in shards] == typed and \
+           not {"sample", "seed", "stream"} & set(shards[0])
     with pytest.raises(ValueError, match="have no key 'depth'"):
         codec.decode(get("atlas"), {**shards[0], "depth": 3})
 

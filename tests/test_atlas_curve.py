@@ -107,7 +107,8 @@ def test_the_committed_rows_are_the_families_small_to_full():
         assert (sampled["rate_hi"] > 0).all() and (sampled["played"] > 10**8).all()
         assert [rate_interval(c, p) for c, p in zip(sampled["cycling"], sampled["played"])] == \
                list(zip(sampled["rate_lo"], sampled["rate_hi"]))  # as the atlas table gives them
-    for family, full in (("standard", 52), ("camicia", 40)):  # each full deck's states hunt of 2 x 10^10 (docs/atlas.md)
+    # each full deck's states hunt of 2 x 10^10 (docs/atlas.md)
+    for family, full in (("standard", 52), ("camicia", 40)):
         hunts = frame[(frame["family"] == family) & (frame["cards"] == full) & (frame["unit"] == "state")
                       & (frame["played"] >= 2 * 10**10)]
         assert len(hunts) == 1 and hunts["cpu_s"].iloc[0] > 0, family

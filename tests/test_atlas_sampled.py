@@ -7,12 +7,12 @@ sampled rows reproduced by seed on a real Ray cluster with another number of wor
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of
 
 from cluster.atlas import rate_interval
 from cluster.config import build_config
@@ -23,8 +23,6 @@ from kernels.errors import BmnError
 from kernels.notation import parse_deal
 from kernels.strategies import REGISTRY, codec
 from kernels.strategies.atlas import MIN_SAMPLE, SIZING_RATES, family, run_atlas, sample_sizes
-
-from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of
 
 BMN = Path(sys.executable).parent / "bmn"
 CAMICIA_STYLE = "1:2,2:2,3:2"  # two each of J Q K
@@ -73,7 +71,7 @@ def test_decks_past_exact_max_deals_are_sampled_within_the_budget():
     for s in sampled:
         rows.setdefault((s["deck"], s["sample"]), []).append(s)
     assert len(rows) == 24 and len({(p[0]["seed"], p[0]["stream"]) for p in rows.values()}) == 24
-    for (deck, sample), parts in rows.items():
+    for (deck, _sample), parts in rows.items():
         assert [(p["lo"], p["hi"]) for p in parts][0] == (0, 1_000_000) and parts[-1]["hi"] == sizes[deck]
         assert {p["deck_shards"] for p in parts} == {len(parts)} and {p["seed"] for p in parts} == {config.seed}
     assert "3 exact, 12 sampled (deals and states" in config.strategy_def.describe(search, None, table)
@@ -188,4 +186,5 @@ def test_sampled_rows_are_the_same_on_any_number_of_workers(ray_address, tmp_pat
     mine = {(r["deck"], r["method"], r["unit"]): r["cycling"] for r in tables["atlas"].to_pylist()}
     theirs = {(r["deck"], r["method"], r["unit"]): r["cycling"] for r in other["atlas"].to_pylist()}
     assert {k: v for k, v in mine.items() if k[1] == "exact"} == {k: v for k, v in theirs.items() if k[1] == "exact"}
-    assert {k: v for k, v in mine.items() if k[1] == "sampled"} != {k: v for k, v in theirs.items() if k[1] == "sampled"}
+    assert {k: v for k, v in mine.items() if k[1] == "sampled"} != \
+           {k: v for k, v in theirs.items() if k[1] == "sampled"}

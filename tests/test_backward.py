@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+from helpers import CASELLA, CASELLA_ID, STANDARD, seat_views, space
 
 from kernels.backward import FoundBuffers, ancestors, climb_from_states, extend, game_path
 from kernels.engines.reference import play_reference
 from kernels.notation import format_deal, parse_deal
 from kernels.strategies import run_ancestors, run_exhaustive, run_extend, run_random
-
-from helpers import CASELLA, CASELLA_ID, STANDARD, seat_views, space
 
 
 def test_ancestors_equal_forward_search_on_small_decks():
@@ -20,7 +19,7 @@ def test_ancestors_equal_forward_search_on_small_decks():
         for c in result.candidates:
             by_cycle.setdefault(c.result.cycle_id, set()).add(c.hands)
         assert by_cycle
-        for cycle_id, forward in by_cycle.items():
+        for forward in by_cycle.values():
             back = ancestors(parse_deal(sorted(forward)[0]))
             assert not back.truncated
             assert {d.hands for d in back.deals} == forward, deck

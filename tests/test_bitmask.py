@@ -6,13 +6,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import space
 from numba import njit
 
-from kernels.engines.bitmask import MAX_FAST_VALUE, MAX_PENALTY, MAX_TOTAL, fits, hand_words, rescan_from
-from kernels.engines.bitmask import penalty_words, words_from_positions
+from kernels.engines.bitmask import (
+    MAX_FAST_VALUE,
+    MAX_PENALTY,
+    MAX_TOTAL,
+    fits,
+    hand_words,
+    penalty_words,
+    rescan_from,
+    words_from_positions,
+)
 from kernels.rng import deal_state, random_cut, random_deal, random_positions, stream_key
-
-from helpers import space
 
 STANDARD = [0] * 36 + [1, 2, 3, 4] * 4
 
@@ -91,7 +98,8 @@ def test_rescan_from_the_middle_of_a_deal_reads_only_that_hand():
     start, size = 4, 6  # the hand 0 3 0 4 0 0
     m, _n, q = hand_words(deal, start, size)
     deal[6:] = [4, 0, 3, 2]  # depth 2 on: 4 0 3 2
-    assert tuple(int(w) for w in rescan_from(deal, start, size, np.uint64(m), np.uint64(q), 2)) == words([0, 3, 4, 0, 3, 2])[::2]
+    assert tuple(int(w) for w in rescan_from(deal, start, size, np.uint64(m), np.uint64(q), 2)) == \
+           words([0, 3, 4, 0, 3, 2])[::2]
 
 
 @pytest.mark.parametrize("shape,held", [

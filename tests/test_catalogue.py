@@ -16,18 +16,28 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from cluster_helpers import in_process, offline_run
+from helpers import CASELLA, CASELLA_ID, DATA
 
 from cluster import known
 from cluster.query import run_tables
 from kernels.backward import closure
-from kernels.catalogue import (EXHAUSTIVE, SHIPPED, Catalogue, ExhaustiveSearch, KnownCycle, confirm, deck_spec,
-                               entry_of, read_cycles, read_exhaustive, write_cycles)
+from kernels.catalogue import (
+    EXHAUSTIVE,
+    SHIPPED,
+    Catalogue,
+    ExhaustiveSearch,
+    KnownCycle,
+    confirm,
+    deck_spec,
+    entry_of,
+    read_cycles,
+    read_exhaustive,
+    write_cycles,
+)
 from kernels.engines.reference import play_reference
 from kernels.errors import BmnError
 from kernels.notation import parse_deal
-
-from cluster_helpers import in_process, offline_run
-from helpers import CASELLA, CASELLA_ID, DATA
 
 PUBLISHED = DATA / "published"
 ENTRIES = read_cycles(SHIPPED)
@@ -228,7 +238,8 @@ def test_your_own_catalogue(runs, tmp_path, monkeypatch):
     ("{header}0:6,1:1,2:1\tnothex\t1\t2\t--J-/Q---\t\t\t\tsomeone\t\t\n", "cycle_id must be 16 hexadecimal digits"),
     ("{header}camicia\t" + "0" * 16 + "\t1\n", "3 tab-separated fields, 11 expected"),
     ("{header}0:6,1:1,2:1\t" + "0" * 16 + "\t1\t2\t--J-/Q---\t\t\t\t \t\t\n", "source is required"),
-    ("{header}0:6,1:1,2:1\t" + "0" * 16 + "\tx\t2\t--J-/Q---\t\t\t\tsomeone\t\t\n", "period_tricks must be a whole number"),
+    ("{header}0:6,1:1,2:1\t" + "0" * 16 + "\tx\t2\t--J-/Q---\t\t\t\tsomeone\t\t\n",
+     "period_tricks must be a whole number"),
 ])
 def test_a_bad_catalogue_file_is_one_sentence(tmp_path, text, says):
     path = tmp_path / "bad.tsv"
@@ -237,7 +248,8 @@ def test_a_bad_catalogue_file_is_one_sentence(tmp_path, text, says):
     with pytest.raises(BmnError, match=says):
         read_cycles(path)
     done = in_process("catalogue", "list", "--catalogue", str(path))
-    assert done.returncode == 2 and done.stderr.startswith("bmn: error: catalogue file") and "Traceback" not in done.stderr
+    assert done.returncode == 2 and done.stderr.startswith("bmn: error: catalogue file") and \
+           "Traceback" not in done.stderr
     assert in_process("cycles", "nowhere", "--catalogue", str(tmp_path / "missing.tsv")).returncode == 2
 
 
@@ -268,7 +280,8 @@ def test_writing_and_reading_a_catalogue_file_round_trips(tmp_path):
     with pytest.raises(BmnError, match="tab"):
         write_cycles(path, [KnownCycle(**{**entry.__dict__, "source": "a\tb"})])
     assert deck_spec("0:28,1:4,2:4,3:4") == "camicia"
-    assert ExhaustiveSearch("camicia", (20, 20), 1, 1, "s", "r") == ExhaustiveSearch("camicia", (20, 20), 1, 1, "s", "r")
+    assert ExhaustiveSearch("camicia", (20, 20), 1, 1, "s", "r") == \
+           ExhaustiveSearch("camicia", (20, 20), 1, 1, "s", "r")
 
 
 def test_a_cycles_table_of_an_earlier_bmn_is_labelled_as_the_catalogue_says_now():

@@ -7,6 +7,7 @@ from collections import Counter
 from itertools import permutations
 
 import pytest
+from helpers import CASELLA, CASELLA_ID
 
 from cluster.config import build_config
 from kernels.cycleid import state_encoding
@@ -16,8 +17,6 @@ from kernels.engines.reference import Game, play_reference
 from kernels.errors import BmnError
 from kernels.notation import format_deal, parse_deal
 from kernels.strategies.census import census_counts, run_census, splits_of
-
-from helpers import CASELLA, CASELLA_ID
 
 
 def brute_census(deck: str, players: int = 2):

@@ -9,10 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from cluster_helpers import run_main
 
 from cluster.cli import main
-
-from cluster_helpers import run_main
 
 CASELLA = ["---K---Q-KQAJ-----AAJ--J--", "----------Q----KQ-J-----KA"]
 NESSLER = "---AJ--Q---------QAKQJJ-QK/-----A----KJ-K--------A---"

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from helpers import STANDARD
+
 from kernels.engines.reference import play_reference
 from kernels.notation import parse_deal
 from kernels.strategies import run_climb, run_random
-
-from helpers import STANDARD
 
 
 def test_climb_is_deterministic_and_beats_its_own_pool():

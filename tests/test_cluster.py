@@ -12,15 +12,21 @@ from pathlib import Path
 
 import pytest
 import ray
+from cluster_helpers import (
+    assert_kernels_tables,
+    assert_same_tables,
+    direct_tables,
+    kill_a_busy_actor_once,
+    make_config,
+    tables_of,
+    wait_for,
+)
 
 from cluster.coordinator import run_search
 from cluster.lease import Lease
 from cluster.storage import RunStore
 from cluster.tables import read_summaries
 from kernels.errors import BmnError
-
-from cluster_helpers import (assert_kernels_tables, assert_same_tables, direct_tables, kill_a_busy_actor_once, make_config,
-                             tables_of, wait_for)
 
 BMN = Path(sys.executable).parent / "bmn"
 RANDOM = dict(strategy="random", deals=300_000, shard_size=50_000, min_cards=1000, seed=11)
@@ -320,10 +326,10 @@ def test_a_job_on_another_machine_is_refused_while_the_first_compiles(reference_
     import socket
     import threading
 
+    from cluster_helpers import Gate, gated_runner
+
     import cluster.lease
     import cluster.worker
-
-    from cluster_helpers import Gate, gated_runner
 
     _, want = reference_run
     monkeypatch.setattr(cluster.lease, "LOCK_STALE_S", 1.0)
@@ -398,7 +404,6 @@ def test_a_search_renews_its_lease_from_one_thread(ray_address, tmp_path, monkey
 
     import cluster.course
     import cluster.lease
-
     from cluster.lease import read_lock
 
     monkeypatch.setattr(cluster.course, "PROGRESS_S", 0.05)
@@ -420,10 +425,10 @@ def test_a_search_renews_its_lease_from_one_thread(ray_address, tmp_path, monkey
 def test_a_search_whose_run_another_job_took_over_stops_with_one_sentence(ray_address, tmp_path, monkeypatch):
     """Another job took the run over (this one's renewals stopped past the lease, then came back):
     the search stops at its lease's next renewal, says who has the run, and leaves their lock."""
-    import cluster.lease
-
-    from cluster.lease import LockInfo
     from cluster_helpers import one_sentence
+
+    import cluster.lease
+    from cluster.lease import LockInfo
 
     monkeypatch.setattr(cluster.lease, "LOCK_STALE_S", 0.6)  # a renewal every 0.1 s
     config = make_config(tmp_path / "run", workers=1, **QUARTER)

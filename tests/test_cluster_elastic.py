@@ -9,12 +9,11 @@ import time
 
 import pytest
 import ray
+from cluster_helpers import assert_kernels_tables, make_config, tables_of, wait_for
 from ray.cluster_utils import Cluster
 
 from cluster.coordinator import run_search
 from cluster.progress import ProgressView
-
-from cluster_helpers import assert_kernels_tables, make_config, tables_of, wait_for
 
 SEARCH = dict(strategy="random", deals=6_000_000, shard_size=100_000, min_cards=1500, seed=17)
 

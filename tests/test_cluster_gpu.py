@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-
 from cluster_helpers import assert_same_tables, direct_tables, make_config, ray_head, tables_of, wait_for
 
 BMN = Path(sys.executable).parent / "bmn"

@@ -19,11 +19,20 @@ from pathlib import Path
 import psutil
 import pytest
 import ray
+from cluster_helpers import (
+    AWS_TEST_ENV,
+    assert_kernels_tables,
+    assert_same_tables,
+    busy_actor,
+    direct_tables,
+    free_port,
+    make_config,
+    moto_s3,
+    tables_of,
+    wait_for,
+)
 
 from cluster.coordinator import run_search
-
-from cluster_helpers import (AWS_TEST_ENV, assert_kernels_tables, assert_same_tables, busy_actor, direct_tables, free_port,
-                             make_config, moto_s3, tables_of, wait_for)
 
 BIN = Path(sys.executable).parent
 
@@ -82,7 +91,7 @@ def typed_cluster(tmp_path_factory):
         for count in (2, 3):
             start(f"--address={address}", "--num-cpus=1", "--dashboard-agent-listen-port=0",
                   "--dashboard-agent-grpc-port=0", "--metrics-export-port=0", "--runtime-env-agent-port=0")
-            assert wait_for(lambda: started(f"node{count - 1}.log"), timeout=180, step=0.2), \
+            assert wait_for(lambda count=count: started(f"node{count - 1}.log"), timeout=180, step=0.2), \
                 f"worker node {count - 1} did not start"
         assert wait_for(lambda: up(3), timeout=120, step=1.0), "the cluster does not have its two worker nodes"
         yield address, f"http://127.0.0.1:{dashboard}", env, [node for node, _ in nodes[1:]]

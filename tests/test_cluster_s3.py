@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import boto3
 import pytest
+from cluster_helpers import (
+    AWS_TEST_ENV,
+    assert_kernels_tables,
+    assert_same_tables,
+    free_port,
+    make_config,
+    moto_s3,
+    offline_run,
+    tables_of,
+)
 
 from cluster.coordinator import run_search
 from cluster.status import run_status_dict
 from cluster.storage import RunStore
-
-from cluster_helpers import (AWS_TEST_ENV, assert_kernels_tables, assert_same_tables, free_port, make_config, moto_s3,
-                             offline_run, tables_of)
 
 SEARCH = dict(strategy="random", deals=40_000, shard_size=5_000, min_cards=600, seed=3)
 
@@ -140,10 +147,10 @@ def test_shard_files_go_to_a_slow_store_many_at_once_one_request_each(slow_store
     them at 8), each shard file is one PUT, and reading one back takes two requests."""
     import concurrent.futures as futures
 
-    from cluster.writer import WRITE_THREADS
     from cluster.summary import ShardSummary
-    from kernels.strategies.base import StreamShard
     from cluster.tables import GAMES_SCHEMA, shard_file_name, shard_file_table
+    from cluster.writer import WRITE_THREADS
+    from kernels.strategies.base import StreamShard
 
     store, endpoint = slow_store
     run = RunStore(f"s3://bmn-slow/run?endpoint_override={endpoint}")
@@ -191,9 +198,9 @@ def test_a_runs_requests_fall_within_the_head_policy(ray_address, tmp_path):
     import threading
     from pathlib import Path
 
+    import aws_policy
     from werkzeug.serving import make_server
 
-    import aws_policy
     from cluster.compact import compact
     from cluster.query import query
 

@@ -49,7 +49,8 @@ def test_the_text_is_what_bmn_has_always_written():
                                                "hi": 3, "lo": 0, "min_cards": 0, "min_tricks": 0, "split": [2, 1]}
     # A nested value (the factory's growth settings) as an object, every key written.
     beam = CyclesShard(deck="camicia", seed=1, shard=3, params=Factory(tries=5))
-    assert json.loads(codec.encode(beam))["params"]["tries"] == 5 and len(json.loads(codec.encode(beam))["params"]) == 12
+    assert json.loads(codec.encode(beam))["params"]["tries"] == 5 and \
+           len(json.loads(codec.encode(beam))["params"]) == 12
     assert codec.decode(REGISTRY["cycles"], codec.encode(beam)) == beam
 
 
@@ -132,14 +133,13 @@ def old_run(name: str, tmp_path) -> Path:
 @pytest.mark.parametrize("name", sorted(p.name for p in OLD.iterdir() if p.is_dir()))
 def test_a_run_written_before_reads_queries_and_compacts_as_it_was(name, tmp_path):
     import pyarrow.parquet as pq
+    from cluster_helpers import DETERMINISTIC_SHARD_COLUMNS, in_process, unlabelled
 
+    from cluster.query import with_columns
     from cluster.runmeta import read_run_config
     from cluster.storage import RunStore
-    from cluster.query import with_columns
     from cluster.tables import CYCLES_SCHEMA, TABLES, Ownership, build_tables, read_contents
     from kernels.strategies import ShardParams
-
-    from cluster_helpers import DETERMINISTIC_SHARD_COLUMNS, in_process, unlabelled
 
     run = old_run(name, tmp_path)
     config = read_run_config(str(run))
@@ -173,17 +173,16 @@ def test_a_run_written_before_resumes_its_missing_shards(tmp_path):
     """Two shards of the old random run removed: the loop (without Ray: test_coordinator's pool of plain
     callables) plays exactly those, and the tables are the ones bmn built before."""
     import pyarrow.parquet as pq
+    from cluster_helpers import unlabelled
+    from test_coordinator import Health, PlainPool
 
     from cluster.coordinator import Coordinator
     from cluster.lease import Lease
+    from cluster.query import with_columns
     from cluster.runmeta import open_run, read_run_config
     from cluster.storage import RunStore
-    from cluster.query import with_columns
     from cluster.tables import CYCLES_SCHEMA
     from cluster.worker import ShardRunner
-
-    from cluster_helpers import unlabelled
-    from test_coordinator import Health, PlainPool
 
     run = old_run("random", tmp_path)
     for k in (0, 2):

@@ -6,12 +6,11 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from cluster_helpers import run_main
 
 from cluster.config import build_config, resolve
 from cluster.plan import Plan
 from kernels.errors import BmnError
-
-from cluster_helpers import run_main
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 

@@ -9,6 +9,10 @@ from itertools import product
 
 import numpy as np
 import pytest
+from naive import DEAD as NAIVE_DEAD  # noqa: E402
+from naive import DONE as NAIVE_DONE
+from naive import every_gene
+from naive import gadget_of as naive_gadget
 
 from kernels import construct as kc
 from kernels import genes as kg
@@ -18,8 +22,6 @@ from kernels.engines.reference import Game, play_reference
 from kernels.errors import BmnError
 from kernels.notation import parse_deal, parse_hand
 from kernels.strategies.construct import ConstructTable, Gadget, run_construct
-
-from naive import DEAD as NAIVE_DEAD, DONE as NAIVE_DONE, every_gene, gadget_of as naive_gadget  # noqa: E402
 
 J_ = np.array([1, 0], np.uint8)
 TAIL = np.array([0], np.uint8)
@@ -117,7 +119,10 @@ def test_every_hand_of_genes_lies_on_a_cycle_of_the_reference_player():
 CENSUSED = {"0:8,1:2,2:2,3:2": 4, "0:10,1:2,2:2,3:2": 1, "0:6,1:2,2:2,3:2,4:2": 18, "0:8,1:2,2:2,3:2,4:2": 168}
 
 
-def construct_all(deck, table=ConstructTable(max_nodes=0, max_states=100_000)):
+EVERY_GENE = ConstructTable(max_nodes=0, max_states=100_000)  # no budget: each composition searched whole
+
+
+def construct_all(deck, table=EVERY_GENE):
     rows = {}
     for first in Gadget(deck, table).firsts():
         result = run_construct(deck, first, table)
@@ -144,7 +149,8 @@ def test_the_census_decks_hold_gadget_cycles_to_find():
 
 
 def test_parse_genes_reads_a_hand_of_genes_and_refuses_others():
-    genes = [o for c in [(2, 1), (6, 1, 3, 3)] for o in kc.genes_of((1, 0), (0,), tuple(c) + (0,) * (10 - len(c))).orbits]
+    genes = [o for c in [(2, 1), (6, 1, 3, 3)]
+             for o in kc.genes_of((1, 0), (0,), tuple(c) + (0,) * (10 - len(c))).orbits]
     hand = next(iter(kc.hands(genes[:2], (0,))))
     assert kc.parse_genes(hand, J_, TAIL, 1) == [genes[0][0], hand[len(genes[0][0]):-1]]
     assert kc.parse_genes(hand[:-1], J_, TAIL, 1) is None  # no tail

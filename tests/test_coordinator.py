@@ -1,7 +1,8 @@
-"""The run loop (cluster/coordinator.py, and the course of a search: cluster/course.py) without Ray: a pool of plain callables plays the shards in this
-process, and the loop is driven through each way a search ends: finished, at its time limit (and the
-overtime of a session that played nothing by then), interrupted, its lease lost, a write that failed,
-the cluster lost, and a shard given up. Each also writes progress.json through its one owner."""
+"""The run loop (cluster/coordinator.py, and the course of a search: cluster/course.py) without Ray: a
+pool of plain callables plays the shards in this process, and the loop is driven through each way a
+search ends: finished, at its time limit (and the overtime of a session that played nothing by then),
+interrupted, its lease lost, a write that failed, the cluster lost, and a shard given up. Each also
+writes progress.json through its one owner."""
 
 from __future__ import annotations
 
@@ -9,19 +10,20 @@ import json
 import time
 
 import pytest
+from cluster_helpers import make_config, tables_of
 
-from cluster import coordinator as coordinator_module, course as course_module, health as health_module
+from cluster import coordinator as coordinator_module
+from cluster import course as course_module
+from cluster import health as health_module
 from cluster.coordinator import Coordinator
 from cluster.course import Course, ProgressFile, Stop
-from cluster.lease import Lease
 from cluster.figures import PlayedShard
+from cluster.lease import Lease
 from cluster.pool import PoolReport
 from cluster.runmeta import open_run
 from cluster.storage import RunStore
 from cluster.worker import ShardRunner
 from kernels.errors import BmnError
-
-from cluster_helpers import make_config, tables_of
 
 SMALL = dict(strategy="random", deck="0:8,1:2,2:2,3:2", deals=6_000, shard_size=1_000, seed=3, min_cards=30)
 
@@ -120,7 +122,9 @@ def test_a_search_that_plays_every_shard_is_finished(tmp_path):
 
 
 def test_the_time_limit_stops_a_session_that_has_played_shards(tmp_path, monkeypatch):
-    slow = lambda pool: time.sleep(0.15)  # each turn's wait takes a while
+    def slow(pool):  # each turn's wait takes a while
+        time.sleep(0.15)
+
     c, pool = coordinator(tmp_path, pool_kwargs=dict(slots=1, before_wait=slow), time_limit=0.4)
     report = c.run()
     c.lease.release()
@@ -202,7 +206,8 @@ def test_a_shard_given_up_is_written_failed_and_the_search_finishes(tmp_path):
     c.lease.release()
     assert (report.state, report.shards_done, report.shards_failed) == ("finished", 5, 1)
     shards = tables_of(tmp_path / "run")["shards"].to_pylist()
-    assert [(s["shard"], s["status"], s["error"]) for s in shards if s["status"] == "failed"] == [(4, "failed", "worker lost")]
+    assert [(s["shard"], s["status"], s["error"]) for s in shards if s["status"] == "failed"] == \
+           [(4, "failed", "worker lost")]
 
 
 def test_progress_json_has_one_owner(tmp_path, monkeypatch):

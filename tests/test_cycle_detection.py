@@ -7,16 +7,15 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import KERNELS, play_engine
 
 from kernels.cycleid import cycle_id_of_states
 from kernels.dealspace import DealSpace
 from kernels.decks import parse_deck
-from kernels.notation import parse_deal
-from kernels.play import play_batch
 from kernels.engines.reference import Game, play_reference, trace_reference
 from kernels.game import GameResult, cycle_id_hex
-
-from helpers import KERNELS, play_engine
+from kernels.notation import parse_deal
+from kernels.play import play_batch
 
 CASELLA = parse_deal("---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA")
 CASELLA_ID = "e1fabb73dac32ded"  # FNV-1a of the canonical state, kernels/cycleid.py

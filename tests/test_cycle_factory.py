@@ -6,6 +6,7 @@ from collections import defaultdict
 from dataclasses import replace
 
 import pytest
+from helpers import space
 
 from cluster.config import build_config
 from kernels.decks import parse_deck
@@ -14,8 +15,6 @@ from kernels.errors import BmnError
 from kernels.notation import parse_deal
 from kernels.strategies import run_exhaustive
 from kernels.strategies.cycles import BARREN_DRAWS, Factory, run_cycles
-
-from helpers import space
 
 # 16 cards of the standard kind (2 of each penalty value): 168 cycles in all (census), grown from
 # seed cycles of 14 cards (6 plain; 18 cycles).

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
+from helpers import CASELLA, CASELLA_ID, space
 
 from kernels.cyclestate import cycle_state
 from kernels.decks import parse_deck
@@ -12,8 +13,6 @@ from kernels.engines.reference import play_reference
 from kernels.notation import parse_deal
 from kernels.strategies.cycles.moves import insertions, substitutions, variations
 from kernels.strategies.cycles.state import CycleState, Target, cycle_states
-
-from helpers import CASELLA, CASELLA_ID, space
 
 
 def casella() -> CycleState:

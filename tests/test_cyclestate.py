@@ -6,12 +6,11 @@ The canonical cycle state itself is tested with the census (tests/test_census.py
 from __future__ import annotations
 
 import pytest
+from helpers import CASELLA, space
 
 from kernels.cyclestate import cycle_state, walk
 from kernels.engines.reference import Game, play_reference, trace_reference
 from kernels.notation import parse_deal
-
-from helpers import CASELLA, space
 
 
 def traced(deal, leader=0):

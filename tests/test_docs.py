@@ -15,12 +15,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import reference_problems
 
 from cluster.cli import build_parser, protect_positionals
 from cluster.config import SearchConfig
 from kernels.strategies import REGISTRY
-
-from helpers import reference_problems
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -114,7 +113,7 @@ def test_the_strategy_reference_lists_every_strategy_and_key():
     internal = {"tables", "input_sha256", "input_count", "input_deals"}
     for key in (f.name for f in dataclasses.fields(SearchConfig) if not f.name.startswith("_")):
         assert key in internal or key in rows, f"docs/strategies.md, Config keys: {key}"
-    for name, strategy in REGISTRY.items():
+    for strategy in REGISTRY.values():
         problems = reference_problems(text, strategy)
         assert not problems, f"docs/strategies.md: {problems}"
 

@@ -6,10 +6,22 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from helpers import CASELLA
-from kernels.engines import (ENGINE_TABLE, ENGINES, FAST, GENERAL, PERCARD, Workspace, default_brent_start,
-                             engine_named, new_workspace, pick_engine, play_one, play_rows)
+
+from kernels.engines import (
+    ENGINE_TABLE,
+    ENGINES,
+    FAST,
+    GENERAL,
+    PERCARD,
+    Workspace,
+    default_brent_start,
+    engine_named,
+    new_workspace,
+    pick_engine,
+    play_one,
+    play_rows,
+)
 from kernels.engines.reference import play_reference
 from kernels.errors import BmnError
 from kernels.game import F_TRICKS, N_FIELDS, GameResult

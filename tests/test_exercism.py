@@ -6,12 +6,11 @@ from __future__ import annotations
 import csv
 
 import pytest
+from helpers import DATA, play_engine
 
 from kernels.engines.bitmask import fits
 from kernels.errors import BmnError
 from kernels.notation import parse_deal
-
-from helpers import DATA, play_engine
 
 
 def cases() -> list[dict]:
@@ -28,7 +27,8 @@ def test_all_28_cases_are_there():
 def test_exercism_case(case, engine):
     deal = parse_deal([case["hand1"], case["hand2"]])
     cards = sum(len(h) for h in deal)
-    if engine == "fast" and not fits(2, cards, sum(v > 0 for h in deal for v in h), max(max(h, default=0) for h in deal)):
+    if engine == "fast" and not fits(2, cards, sum(v > 0 for h in deal for v in h),
+                                     max(max(h, default=0) for h in deal)):
         with pytest.raises(BmnError, match="the fast kernel holds two-player deals of at most 64 cards"):
             play_engine(deal, engine)  # too big for the bitmask engine: refused, never mis-played
         return

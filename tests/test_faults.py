@@ -19,15 +19,22 @@ from pathlib import Path
 
 import psutil
 import pytest
+from cluster_helpers import (
+    assert_kernels_tables,
+    assert_same_tables,
+    direct_tables,
+    in_process,
+    make_config,
+    run_main,
+    tables_of,
+    wait_for,
+)
 
 from cluster.coordinator import run_search
 from cluster.query import query
 from cluster.status import run_status_dict
 from cluster.storage import RunStore
 from kernels.errors import BmnError
-
-from cluster_helpers import (assert_kernels_tables, assert_same_tables, direct_tables, in_process, make_config, run_main,
-                             tables_of, wait_for)
 
 BMN = Path(sys.executable).parent / "bmn"
 SEARCH = dict(strategy="random", deals=60_000, shard_size=5_000, min_cards=700, seed=5)
@@ -151,7 +158,8 @@ def test_a_garbled_shard_file_and_junk_files(ray_address, reference, tmp_path, f
     data[8:40] = b"\x00" * 32  # the data pages: the footer still reads
     victim.write_bytes(bytes(data))
     (out / "shards" / "notes.txt").write_text("not a shard")
-    (out / "shards" / "copy of 000000000001.parquet").write_bytes((out / "shards" / "000000000001.parquet").read_bytes())
+    (out / "shards" / "copy of 000000000001.parquet").write_bytes(
+        (out / "shards" / "000000000001.parquet").read_bytes())
     (out / "shards" / "999999999999.parquet").write_bytes(b"PAR1 junk PAR1")
     (out / "games.parquet").unlink()
     notes: list[str] = []

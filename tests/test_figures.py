@@ -8,18 +8,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+from helpers import STANDARD, space
+
 from cluster.figures import PlayedShard, ShardFigures, game_json, game_of_json
 from kernels.strategies import Shard, run_exhaustive, run_random
 from kernels.strategies.base import StreamShard
 from kernels.tally import Counts
 
-from helpers import STANDARD, space
-
 
 def test_the_figures_of_a_result():
     result = run_random(STANDARD, 3, 0, 50, min_cards=300)
     f = ShardFigures.from_result(result, elapsed_s=0.123456, worker="local:1")
-    assert (f.counts, f.max_cards, f.candidates) == (Counts(50, result.cards, 0), result.max_cards, len(result.candidates))
+    assert (f.counts, f.max_cards, f.candidates) == \
+           (Counts(50, result.cards, 0), result.max_cards, len(result.candidates))
     assert f.histogram == {k: int(result.histogram[k]) for k in range(len(result.histogram)) if result.histogram[k]}
     assert sum(f.histogram.values()) == 50 and f.wins == tuple(result.wins)
     assert f.longest == result.longest and f.longest.result.cards == result.max_cards

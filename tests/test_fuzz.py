@@ -4,6 +4,7 @@ exit code 2, never a traceback."""
 from __future__ import annotations
 
 import pytest
+from cluster_helpers import offline_run, run_main
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -11,15 +12,14 @@ from cluster.config import _top_level_keys, build_config, load_toml
 from kernels.errors import BmnError
 from kernels.strategies import REGISTRY
 
-from cluster_helpers import offline_run, run_main
-
 KEYS = sorted(_top_level_keys())
 TABLE_KEYS = sorted({p.name for s in REGISTRY.values() for p in s.params} | {"junk"})
 
 scalars = st.one_of(
     st.none(), st.booleans(), st.integers(min_value=-10**30, max_value=10**30), st.floats(allow_nan=True),
     st.text(max_size=30), st.sampled_from(["standard", "camicia", "0:10,1:3,2:1", "26,26", "18,17,17", "0:5",
-                                           "J-/--", "random", "exhaustive", "climb", "atlas", "1:2", "-1", "1e9", "0:4", ""]),
+                                           "J-/--", "random", "exhaustive", "climb", "atlas", "1:2", "-1", "1e9",
+                                           "0:4", ""]),
 )
 values = st.one_of(scalars, st.lists(scalars, max_size=4),
                    st.dictionaries(st.sampled_from(TABLE_KEYS), scalars, max_size=3))

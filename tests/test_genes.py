@@ -10,15 +10,23 @@ from itertools import product
 
 import numpy as np
 import pytest
+from naive import every_gene
 
 from kernels import construct as kc
 from kernels import genes as kg
 from kernels.errors import BmnError
 from kernels.notation import format_hand, parse_hand
-from kernels.strategies.construct import (GENE_SEARCH, ConstructShard, ConstructTable, Gadget, compositions_of, layout,
-                                          long_plan, parse_composition, run_long)
-
-from naive import every_gene
+from kernels.strategies.construct import (
+    GENE_SEARCH,
+    ConstructShard,
+    ConstructTable,
+    Gadget,
+    compositions_of,
+    layout,
+    long_plan,
+    parse_composition,
+    run_long,
+)
 
 J_, T_ = (1, 0), (0,)
 CASELLA = "--------K---------Q-Q-K---Q-KAQJ"  # the long gene of Casella's cycle, its least phase
@@ -128,7 +136,8 @@ def test_a_long_gene_the_deck_cannot_hold_is_one_sentence(table, sentence):
 
 
 def long_shards(table: ConstructTable, deck: str = SMALL_DECK) -> list[ConstructShard]:
-    return [ConstructShard(deck=deck, table=table, search=GENE_SEARCH, **fields) for fields in long_plan(Gadget(deck, table))]
+    return [ConstructShard(deck=deck, table=table, search=GENE_SEARCH, **fields)
+            for fields in long_plan(Gadget(deck, table))]
 
 
 def played(shards):
@@ -152,7 +161,8 @@ def test_a_long_composition_in_shards_finds_what_one_search_finds_and_builds_its
     genes, cycles, deals = played(whole)
     assert played(cut) == (genes, cycles, deals)
     (row,) = genes.values()
-    assert (row.gene, row.orbit, row.phases, row.small_max) == ("--------A-KAAJ", 2, "--------A-KAAJ --K---A----AAJ", 12)
+    assert (row.gene, row.orbit, row.phases, row.small_max) == \
+        ("--------A-KAAJ", 2, "--------A-KAAJ --K---A----AAJ", 12)
     assert (row.cycles, row.balanced_cycles, row.balanced, row.source) == (1, 1, 13, "search")
     (cycle,) = cycles.values()
     assert cycle.balanced == 13 == len(deals) and cycle.complete and cycle.imbalance == 0
@@ -193,10 +203,10 @@ def test_a_long_gene_run_on_two_workers_stopped_and_resumed_and_the_genes_librar
     import sys
     from pathlib import Path
 
+    from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of
+
     from cluster.coordinator import run_search
     from cluster.genes import library_uri
-
-    from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of
 
     bmn = Path(sys.executable).parent / "bmn"
     values = dict(strategy="construct", deck=SMALL_DECK, workers=2,
@@ -211,7 +221,8 @@ def test_a_long_gene_run_on_two_workers_stopped_and_resumed_and_the_genes_librar
     tables = tables_of(tmp_path / "first")
     assert_same_tables(tables, direct_tables(config))
     genes = tables["genes"].to_pylist()
-    assert [g["gene"] for g in genes if g["balanced"]] == ["--------A-KAAJ"] and {g["source"] for g in genes} == {"search"}
+    assert [g["gene"] for g in genes if g["balanced"]] == ["--------A-KAAJ"]
+    assert {g["source"] for g in genes} == {"search"}
     balanced = {r["cycle_id"]: r["balanced"] for r in tables["cycles"].to_pylist() if r["balanced"]}
     assert sorted(balanced.values()) == [13]
     # the library: every composition searched to its end, with its genes (none, for most)

@@ -21,12 +21,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import space
 
 from kernels.errors import BmnError
 from kernels.strategies.census import census_counts
 from kernels.sweep.gpu import check_space
-
-from helpers import space
 
 cuda = pytest.importorskip("numba.cuda", reason="numba-cuda is not installed (pip install 'bmn[gpu]')")
 
@@ -218,6 +217,7 @@ def test_every_simulated_case_is_checked(simulated):
 def test_the_comparison_sees_a_difference():
     sys.path.insert(0, str(HERE))
     from gpu_sim_cases import difference
+
     from kernels.sweep import run_random
     a = run_random(space("standard"), 1, 0, 50, min_cards=300)
     b = run_random(space("standard"), 1, 0, 50, min_cards=300)

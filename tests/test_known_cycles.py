@@ -7,12 +7,11 @@ same pattern of penalty cards coming back within the period with some penalty va
 from __future__ import annotations
 
 import pytest
+from helpers import CASELLA, CASELLA_ID, ZANOTTO, ZANOTTO_ID, play_engine
 
 from kernels.backward import ancestors
 from kernels.engines.reference import Game, play_reference
 from kernels.notation import parse_deal
-
-from helpers import CASELLA, CASELLA_ID, ZANOTTO, ZANOTTO_ID, play_engine
 
 
 def test_zanotto_camicia_cycle_figures(engine):

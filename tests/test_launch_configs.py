@@ -18,10 +18,10 @@ import tomllib
 import urllib.parse
 from pathlib import Path, PurePosixPath
 
+import aws_policy
 import pytest
 import yaml
 
-import aws_policy
 from cluster.cli import build_parser, protect_positionals
 from cluster.commands.search import config_from_args
 
@@ -542,7 +542,8 @@ def test_image_installs_its_packages_from_the_hashed_lock():
         requirement = Requirement(dependency.split("#")[0])
         name = canonicalize_name(requirement.name)
         assert name in locked, f"the lock lacks {name}: run make lock"
-        assert requirement.specifier.contains(locked[name][0]), f"the lock's {name} {locked[name][0]} misses {requirement}"
+        assert requirement.specifier.contains(locked[name][0]), \
+            f"the lock's {name} {locked[name][0]} misses {requirement}"
     assert locked["ray"][0] == pinned_ray()
     # The GPU image's lock: the same packages at the same versions, and the gpu extra's besides.
     assert {k: v[0] for k, v in gpu_locked.items() if k in locked} == {k: v[0] for k, v in locked.items()}
@@ -555,7 +556,8 @@ def test_image_installs_its_packages_from_the_hashed_lock():
             if line.startswith("RUN ")]
     installs = [r for r in runs if "pip install" in r]
     assert any("--require-hashes -r configs/${LOCK}" in r for r in installs), installs
-    assert re.search(r"^ARG LOCK=image-requirements.lock$", DOCKERFILE.read_text(), re.M), "the CPU image's lock by default"
+    assert re.search(r"^ARG LOCK=image-requirements.lock$", DOCKERFILE.read_text(), re.M), \
+        "the CPU image's lock by default"
     assert all("--require-hashes" in r or "--no-deps ." in r for r in installs), "every pip install is pinned"
     layout, _ = dockerfile_layout()
     for name in ("image-requirements.lock", "image-requirements-gpu.lock"):

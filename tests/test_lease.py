@@ -12,15 +12,13 @@ import threading
 import time
 
 import pytest
+from cluster_helpers import FlakyStore, endpoint, one_sentence, s3_run_uri, store, wait_for  # noqa: F401 (fixtures: endpoint, store)
 
 import cluster.lease as lease_module
 import cluster.storage as storage
 from cluster.lease import LOCK, LOCK_STALE_S, RENEWALS_PER_LEASE, Lease, LockInfo, is_live, live_holder, read_lock
 from cluster.storage import RunStore
 from kernels.errors import BmnError
-
-from cluster_helpers import (FlakyStore, endpoint, one_sentence, s3_run_uri, store,  # noqa: F401 (fixtures: endpoint, store)
-                             wait_for)
 
 
 def renewers() -> list[threading.Thread]:

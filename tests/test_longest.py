@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cluster_helpers import assert_same_tables, direct_tables, make_config
+from helpers import STANDARD, space
 
 from kernels.cyclestate import walk
 from kernels.engines.reference import play_reference
 from kernels.errors import BmnError
 from kernels.notation import parse_deal
 from kernels.strategies import REGISTRY, run_exhaustive, run_longest, run_random
-
-from cluster_helpers import assert_same_tables, direct_tables, make_config
-from helpers import STANDARD, space
 
 # A quick standard-deck shard: 4 rounds of 50,000 deals, the first round's longest 30 climbed.
 QUICK = dict(count=200_000, round_deals=50_000, floor=1500, max_climbs=30, min_cards=2600)

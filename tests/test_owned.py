@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 
 import pytest
+from cluster_helpers import direct_tables, make_config
 
 import cluster
 from cluster.atlas import TABLE as ATLAS
@@ -14,8 +15,6 @@ from cluster.owned import own_table, own_tables
 from cluster.query import connect
 from kernels.strategies import REGISTRY
 from kernels.strategies.random import Random
-
-from cluster_helpers import direct_tables, make_config
 
 LENGTHS = '''
 import pyarrow as pa

@@ -9,6 +9,18 @@ import time
 
 import pytest
 import ray
+from cluster_helpers import (
+    DETERMINISTIC_SHARD_COLUMNS,
+    CpuHolder,
+    Gate,
+    direct_tables,
+    driverless_gpu_runner,
+    failing_gpu_runner,
+    gated_runner,
+    make_config,
+    tables_of,
+    wait_for,
+)
 
 import cluster.actors
 import cluster.pool
@@ -18,9 +30,6 @@ from cluster.plan import Plan
 from cluster.pool import AUTO_FACTOR, AUTO_FIRST_S, AUTO_MIN_S, ShardPool
 from cluster.worker import ShardRunner
 from kernels.errors import BmnError
-
-from cluster_helpers import (DETERMINISTIC_SHARD_COLUMNS, CpuHolder, Gate, direct_tables, driverless_gpu_runner,
-                             failing_gpu_runner, gated_runner, make_config, tables_of, wait_for)
 
 SEARCH = dict(strategy="random", deals=60_000, shard_size=10_000, min_cards=600, seed=5)
 
@@ -172,7 +181,7 @@ def test_actors_lost_before_they_start_are_capacity_lost_not_a_failure_to_start(
         for lost in range(1, 4 * (2 * 2 + 2)):  # well past the threshold for failures to start
             starting = [a for a in pool.actors if a.alive and not a.ready]
             ray.kill(starting[0].handle, no_restart=True)  # gone, as with its node
-            assert wait_for(lambda: pool.wait(0.05) == [] and pool.actors.lost == lost, timeout=30)
+            assert wait_for(lambda lost=lost: pool.wait(0.05) == [] and pool.actors.lost == lost, timeout=30)
         assert pool.actors.start_failures == 0 and pool.actors.alive == 2
         gate.set(True)
         outcomes = run_pool(pool, plan)

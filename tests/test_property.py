@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from kernels.dealspace import DealSpace
 from kernels.decks import parse_deck
-from kernels.play import play_batch
 from kernels.engines.reference import play_reference
 from kernels.game import GameResult
+from kernels.play import play_batch
 
 STANDARD = [0] * 36 + [1, 2, 3, 4] * 4
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cluster_helpers import in_process, make_config, run_main, tables_of
 
 from cluster.cli import main
 from cluster.compact import compact
@@ -16,8 +17,6 @@ from cluster.coordinator import run_search
 from cluster.query import query, run_tables
 from cluster.status import run_status_dict
 from cluster.tables import TABLES
-
-from cluster_helpers import in_process, make_config, run_main, tables_of
 
 BMN = Path(sys.executable).parent / "bmn"
 CASELLA = "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA"
@@ -40,7 +39,8 @@ def bmn(*args):
 
 
 def digest(run: Path) -> dict:
-    return {str(p.relative_to(run)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(run.rglob("*")) if p.is_file()}
+    return {str(p.relative_to(run)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(run.rglob("*")) if p.is_file()}
 
 
 def test_views_hold_the_runs_tables(runs):
@@ -149,8 +149,8 @@ def test_compact_changes_no_query_result(runs, tmp_path):
     assert len(list((copy / "shards").glob("*.parquet"))) == 3
     for name in TABLES:
         assert query([str(copy)], f"SELECT * FROM {name}").equals(before[name]), name
-    from cluster.tables import build_tables, read_contents
     from cluster.storage import RunStore
+    from cluster.tables import build_tables, read_contents
 
     rebuilt = build_tables(read_contents(RunStore(str(copy))))
     for name in TABLES:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from helpers import CASELLA, play_engine, records
 
 from kernels.notation import parse_deal
-
-from helpers import CASELLA, play_engine, records
 
 
 @pytest.mark.parametrize("row", records(), ids=lambda r: r["name"])

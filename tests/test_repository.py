@@ -53,8 +53,8 @@ TESTED_ELSEWHERE = {
     "cluster.commands.deals": ["test_cli_play.py", "test_fuzz.py"],  # play, rank, unrank
     "cluster.commands.results": ["test_query.py", "test_fuzz.py"],  # query, top, cycles, compact
     "cluster.commands.search": ["test_cluster.py", "test_config.py", "test_faults.py"],  # search, resume, status
-    "cluster.known": ["test_catalogue.py"],
-    "cluster.course": ["test_coordinator.py"],  # the loop's stopping rules and progress.json's owner  # the catalogue's labels in tables, status and summaries
+    "cluster.known": ["test_catalogue.py"],  # the catalogue's labels in tables, status and summaries
+    "cluster.course": ["test_coordinator.py"],  # the loop's stopping rules and progress.json's owner
     # the parts of the run loop and of the pool, each held through them
     "cluster.actors": ["test_pool.py", "test_cluster_gpu.py", "test_cluster_elastic.py"],  # start, loss, GPUs
     "cluster.recorder": ["test_coordinator.py", "test_cluster.py"],  # summaries, audits, the session's counters
@@ -199,8 +199,8 @@ def test_the_import_graph_has_no_circle_and_cluster_modules_stay_short():
 def test_no_module_is_imported_by_name_nor_bound_by_introspection():
     """An import by name (`import_module`) would hide an edge from the import graph above (a circle
     through it went unseen once): the strategy registry's discovery and the own tables' lookup are the
-    two, and the graph holds their edges; a strategy's parameters are typed values passed by name, never fitted to a signature; and
-    kernels/ never reads the cluster's config (it plans from plain values)."""
+    two, and the graph holds their edges; a strategy's parameters are typed values passed by name, never
+    fitted to a signature; and kernels/ never reads the cluster's config (it plans from plain values)."""
     sources = {p: p.read_text() for folder in ("kernels", "cluster") for p in sorted((ROOT / folder).rglob("*.py"))}
     by_name = [p for p, text in sources.items() if "import_module" in text or "__import__(" in text]
     assert sorted(by_name) == [ROOT / "cluster" / "owned.py", ROOT / "kernels" / "strategies" / "__init__.py"]

@@ -25,10 +25,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from cluster_helpers import DETERMINISTIC_SHARD_COLUMNS, direct_tables, example_config, unlabelled  # noqa: E402
+
 from cluster.owned import own_table  # noqa: E402
 from kernels.strategies import REGISTRY, Strategy  # noqa: E402
-
-from cluster_helpers import DETERMINISTIC_SHARD_COLUMNS, direct_tables, example_config, unlabelled  # noqa: E402
 
 
 def digest(strategy: Strategy, tmp: Path) -> str:
@@ -61,7 +61,7 @@ def test_results_are_those_of_this_results_version(name, tmp_path):
 def write_pins(tmp: Path) -> list[str]:
     """Each strategy's pin computed afresh and written into its module where it differs: the modules changed."""
     changed = []
-    for name, strategy in REGISTRY.items():
+    for strategy in REGISTRY.values():
         pin = digest(strategy, tmp)
         if pin == strategy.example.pin:
             continue
@@ -86,7 +86,8 @@ def test_the_cluster_tests_pins_hold_their_tables_and_say_when_they_are_missing(
     monkeypatch.setattr(cluster_helpers, "TABLE_PINS", pins)
     config = example_config(REGISTRY["random"], tmp_path)
     tables = direct_tables(config)
-    with pytest.raises(pytest.fail.Exception, match=f"no pin {tables_digest(tables)} for the config {config.fingerprint()}"):
+    with pytest.raises(pytest.fail.Exception,
+                       match=f"no pin {tables_digest(tables)} for the config {config.fingerprint()}"):
         assert_kernels_tables(tables, config)
     other = dict(tables, games=tables["games"].slice(1))
     with pytest.raises(AssertionError, match="games"):

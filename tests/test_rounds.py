@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from helpers import STANDARD
+
 from kernels.engines.reference import play_reference
 from kernels.notation import parse_deal
 from kernels.strategies import run_random
 from kernels.strategies.rounds import Rounds
-
-from helpers import STANDARD
 
 
 def _key(result):

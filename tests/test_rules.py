@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
-from kernels.notation import parse_deal
-from kernels.engines.reference import Game, trace_reference
-
 from helpers import play_engine
+
+from kernels.engines.reference import Game, trace_reference
+from kernels.notation import parse_deal
 
 
 def outcome(text: str, engine: str):

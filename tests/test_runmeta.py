@@ -13,8 +13,15 @@ import pytest
 import cluster.config
 import cluster.runmeta
 from cluster.config import build_config, resolve, with_execution
-from cluster.runmeta import (INPUTS, check_new_run_folder, code_version, open_run, read_progress, read_run_config,
-                             run_json)
+from cluster.runmeta import (
+    INPUTS,
+    check_new_run_folder,
+    code_version,
+    open_run,
+    read_progress,
+    read_run_config,
+    run_json,
+)
 from cluster.storage import RunStore
 from kernels import RESULTS_VERSION
 from kernels.errors import BmnError

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import space
 from numba import njit
 
 from kernels.dealspace import step_deal
@@ -12,8 +13,6 @@ from kernels.engines import default_brent_start
 from kernels.engines.bitmask import game2, hand_words, trick2, words_from_positions
 from kernels.engines.segments import MID, OVER, TRICK, play_segments, step
 from kernels.rng import deal_state, random_cut, random_deal, stream_key
-
-from helpers import space
 
 
 @njit(cache=True)

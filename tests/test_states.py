@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cluster_helpers import make_config
+from helpers import CASELLA, space
 
 from kernels.backward import closure
 from kernels.engines.reference import play_reference
@@ -15,9 +17,6 @@ from kernels.strategies import Shard, run_shard
 from kernels.strategies.census import census_counts
 from kernels.strategies.states import StatesShard, run_states
 from kernels.sweep import run_random_states, states_at
-
-from cluster_helpers import make_config
-from helpers import CASELLA, space
 
 SMALL = "0:6,1:2,2:2"  # 11,340 states, one cycle (basin 43, 7 balanced deals)
 ODD = "0:6,1:2,2:2,3:1"  # 11 cards: three cycles, one of them its own mirror (hands swapped, other leader)
@@ -71,7 +70,8 @@ def test_states_find_the_census_cycles_of_a_small_deck():
                                                                                    True, 0)
     # how often the hunt met it: about its closure's share of the deck's 11,340 states
     assert row.basin == result.cycles and abs(row.basin / result.deals - want["basin"] / 11_340) < 0.002
-    assert sorted(c.hands for c in result.candidates) == sorted(d.hands for d in closure(parse_deal(want["state"])).deals)
+    assert sorted(c.hands for c in result.candidates) == \
+           sorted(d.hands for d in closure(parse_deal(want["state"])).deals)
     assert len(result.candidates) == want["deals"]
     assert result.longest is None and result.wins.sum() == 0 and result.histogram.sum() == 0  # states are not deals
 
@@ -186,10 +186,10 @@ def test_an_odd_deck_is_a_states_deck(tmp_path):
 def test_a_states_run_speaks_of_states_and_shows_no_longest_game(tmp_path, capsys):
     """Its status and its summary count states, at states/s, say its states are of every split (not its
     deal space's hands), and show no longest game (it keeps none): its query hint is of its cycles."""
+    from cluster_helpers import in_process, offline_run
+
     from cluster.commands.search import print_report
     from cluster.coordinator import run_search
-
-    from cluster_helpers import in_process, offline_run
 
     values = dict(strategy="states", deck=SMALL, deals=60_000, shard_size=30_000, seed=1)
     out = offline_run(tmp_path / "states", **values)

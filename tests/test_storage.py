@@ -9,12 +9,11 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cluster_helpers import FlakyStore, endpoint, one_sentence, s3_run_uri, store  # noqa: F401 (fixtures: endpoint, store)
 
 import cluster.storage as storage
 from cluster.storage import RunStore, open_filesystem
 from kernels.errors import BmnError
-
-from cluster_helpers import FlakyStore, endpoint, one_sentence, s3_run_uri, store  # noqa: F401 (fixtures: endpoint, store)
 
 
 def table(rows: int) -> pa.Table:

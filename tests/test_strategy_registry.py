@@ -8,19 +8,18 @@ import re
 from pathlib import Path
 
 import pytest
+from cluster_helpers import example_config
+from helpers import CASELLA, STANDARD, reference_problems, space
 
 from kernels.backward import ancestors
-from kernels.errors import BmnError
 from kernels.engines.reference import play_reference
+from kernels.errors import BmnError
 from kernels.notation import parse_deal
 from kernels.strategies import REGISTRY, Shard, ShardParams, get, run_climb, run_deals, run_exhaustive, run_shard
 from kernels.strategies.base import OPTIONAL_KEYS, StreamShard
 from kernels.strategies.census import CensusShard
 from kernels.strategies.deals import DealsShard
 from kernels.strategies.exhaustive import ExhaustiveShard
-
-from cluster_helpers import example_config
-from helpers import CASELLA, STANDARD, reference_problems, space
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -129,7 +128,8 @@ def test_every_strategy_plans_and_plays_a_shard_from_kernels_alone(tmp_path):
         # The same shard as the cluster's plan of the same search makes, and the same result as its worker's.
         config = example_config(strategy, tmp_path)
         plan = Plan(config)
-        assert (plan.count, codec.encode(plan.shard(0).params), list(plan.shard(0).deals)) == (count, params, deals), name
+        assert (plan.count, codec.encode(plan.shard(0).params), list(plan.shard(0).deals)) == \
+               (count, params, deals), name
         result = play_shard(config.deck, plan.space.split, plan.shard(0))
         assert (result.deals, len(result.candidates)) == (played_deals, candidates), name
         assert played_deals > 0 or name in ("ancestors", "extend"), name  # (those two play no deals of their own)
@@ -155,13 +155,14 @@ def test_the_worked_example_of_a_new_strategy_needs_only_its_own_files(tmp_path,
     import json
     import sys
 
+    from cluster_helpers import direct_tables
+    from test_results_version import digest
+
     import kernels.strategies as package
     from cluster.config import build_config, load_toml, resolve
     from cluster.plan import Plan
-    from cluster_helpers import direct_tables
     from kernels.strategies import codec, discover
     from kernels.strategies.base import WARM_GROUPS
-    from test_results_version import digest
 
     files = worked_example()
     assert set(files) == {"kernels/strategies/cuts.py", "configs/cuts.toml", "tests/test_cuts.py", "docs/strategies.md"}

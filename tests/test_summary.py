@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from helpers import STANDARD
 
 from cluster.figures import PlayedShard
 from cluster.summary import SHARDS_SCHEMA, ShardSummary, manifest_summaries, manifest_table
@@ -18,8 +19,6 @@ from kernels.strategies import CycleRow, Shard, run_random
 from kernels.strategies.base import StreamShard
 from kernels.strategies.census import run_census
 from kernels.tally import Counts
-
-from helpers import STANDARD
 
 # A run written by bmn before summaries had a type (commit fd434ac): one compacted shard file of
 # five shards (random, census, failed, a cycle report with no basin, one written before results
@@ -85,7 +84,8 @@ def test_the_json_keeps_the_keys_bmn_has_always_written():
     assert set(done().to_json()) == KEYS | {"cycle_rows"}
     assert set(failed().to_json()) == KEYS  # a failed shard reports no cycles
     assert set(done(run="0123456789abcdef").to_json()) == KEYS | {"cycle_rows", "run"}  # signed by its run
-    assert json.loads(json.dumps(done().to_json()))["histogram"] == {str(k): v for k, v in done().figures.histogram.items()}
+    assert json.loads(json.dumps(done().to_json()))["histogram"] == \
+           {str(k): v for k, v in done().figures.histogram.items()}
 
 
 @pytest.mark.parametrize("summary", [done(), failed(), done(run_census("0:6,1:2,2:2", (5, 5), 0, 1260, True)),
@@ -129,7 +129,8 @@ def test_the_shards_table_holds_the_manifest_columns_and_reads_back():
     summaries = {0: done(), 5: failed()}
     table = manifest_table(summaries)
     assert table.schema == SHARDS_SCHEMA and table["shard"].to_pylist() == [0, 5]
-    assert table["status"].to_pylist() == ["done", "failed"] and table["error"].to_pylist() == [None, summaries[5].error]
+    assert table["status"].to_pylist() == ["done", "failed"] and \
+           table["error"].to_pylist() == [None, summaries[5].error]
     back = manifest_summaries(table)
     assert [s.manifest_row() for s in back] == [s.manifest_row() for s in summaries.values()]
     assert manifest_table({s.shard: s for s in back}).equals(table)

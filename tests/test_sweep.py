@@ -6,12 +6,11 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from helpers import CASELLA, STANDARD, space
 
 from kernels.engines.reference import play_reference
 from kernels.notation import format_deal, parse_deal
 from kernels.strategies import run_exhaustive, run_random
-
-from helpers import CASELLA, STANDARD, space
 
 
 @pytest.mark.parametrize("deck,split", [("0:6,1:2,2:2", "5,5"), ("0:7,1:3,2:2", "4,4,4"), ("0:8,1:2", "4,6")])
@@ -74,7 +73,8 @@ def test_random_stream_cut_anywhere_gives_the_same_deals():
     whole = run_random(STANDARD, 9, 0, 3000, min_cards=500)
     head = run_random(STANDARD, 9, 0, 1234, min_cards=500)
     tail = run_random(STANDARD, 9, 0, 3000 - 1234, start=1234, min_cards=500)
-    assert [(c.index, c.hands) for c in head.candidates + tail.candidates] == [(c.index, c.hands) for c in whole.candidates]
+    assert [(c.index, c.hands) for c in head.candidates + tail.candidates] == \
+           [(c.index, c.hands) for c in whole.candidates]
     assert head.cards + tail.cards == whole.cards
 
 

@@ -11,17 +11,28 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers import STANDARD
 
-from cluster.storage import RunStore
 from cluster.figures import PlayedShard
+from cluster.storage import RunStore
 from cluster.summary import ShardFigures, ShardSummary
-from cluster.tables import (CYCLES_SCHEMA, GAMES_SCHEMA, META_KEY, TABLES, build_tables, cycles_table, games_table,
-                            read_contents, read_summaries, reported_cycles, reported_rows, shard_file_name,
-                            shard_file_table)
+from cluster.tables import (
+    CYCLES_SCHEMA,
+    GAMES_SCHEMA,
+    META_KEY,
+    TABLES,
+    build_tables,
+    cycles_table,
+    games_table,
+    read_contents,
+    read_summaries,
+    reported_cycles,
+    reported_rows,
+    shard_file_name,
+    shard_file_table,
+)
 from kernels.strategies import CycleRow, Shard, run_random
 from kernels.strategies.census import CensusShard, run_census
-
-from helpers import STANDARD
 
 OLD_RUN = Path(__file__).parent / "data" / "run_v1"  # see tests/test_summary.py
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import inspect
 
+from helpers import space
+
 from kernels.game import GameResult
 from kernels.strategies import run_random
 from kernels.sweep.cpu import sweep_kernel
 from kernels.tally import N_CAND, CycleRow, ShardResult, Tally, tally_games
-
-from helpers import space
 
 SMALL = space("0:8,1:2,2:2", "6,6")
 

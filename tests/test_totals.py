@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from cluster.figures import ShardFigures
 from cluster.summary import ShardSummary
+from cluster.totals import KEEP_LONGEST, RunTotals
 from kernels.game import GameResult
 from kernels.tally import Candidate, Counts
-from cluster.figures import ShardFigures
-from cluster.totals import KEEP_LONGEST, RunTotals
 
 
 def shard(k: int, status="done", longest=None, histogram=None, cycle_ids=()) -> ShardSummary:

@@ -21,7 +21,6 @@ import sass  # noqa: E402
 import warp_model  # noqa: E402
 from warp_model import GAME_END, SEG, TRICK_END, Traces, flat, flat_model, occupancy  # noqa: E402
 
-
 # ---------------------------------------------------------------- occupancy
 
 @pytest.mark.parametrize("registers, threads, shared, cc, warps, limit", [
@@ -309,7 +308,8 @@ def test_latencies_cost_the_kernel_what_the_throughput_bound_leaves_out(current,
     prog = warp_model.program()
     assert {part for part, listed in prog.instructions.items() if listed} >= {"segment", "take", "refill", "finish"}
     # the refill's loops over the 16 penalty cards, run out: more than its static instructions
-    assert len(prog.instructions["refill"]) > 2 * sum(1 for w in sass.region_of_each("random_sweep")[1] if w == "refill")
+    assert len(prog.instructions["refill"]) > \
+           2 * sum(1 for w in sass.region_of_each("random_sweep")[1] if w == "refill")
     few = warp_model.traces(5_000)
     slow, fast = (warp_model.latency_model(few, prog, w)["deals_per_s"] for w in (1, 8))
     assert slow < fast

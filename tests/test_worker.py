@@ -9,8 +9,8 @@ import os
 import pytest
 
 from cluster.config import build_config
-from cluster.plan import Plan
 from cluster.figures import PlayedShard, ShardFigures
+from cluster.plan import Plan
 from cluster.tables import GAMES_SCHEMA, games_table
 from cluster.worker import ShardRunner, play_shard
 from kernels.errors import BmnError

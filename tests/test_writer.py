@@ -12,11 +12,11 @@ import pytest
 import cluster.writer
 from cluster.figures import ShardFigures
 from cluster.summary import ShardSummary
-from kernels.tally import Counts
 from cluster.tables import GAMES_SCHEMA
 from cluster.totals import RunTotals
 from cluster.writer import ShardWriter, WriteFailed, write_failure
 from kernels.errors import BmnError
+from kernels.tally import Counts
 
 ROWS = GAMES_SCHEMA.empty_table()
 

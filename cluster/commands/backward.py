@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from kernels.backward import DEFAULT_MAX_STATES, ancestors, entering
 from kernels.errors import BmnError
 from kernels.notation import parse_deal
-from kernels.backward import DEFAULT_MAX_STATES, ancestors, entering
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -53,7 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(made with its header if it does not exist): its canonical state, id and period replayed on the "
         "reference player, its closure counted by backward play (two players), where it was found and when.")
     q.add_argument("runs", nargs="*", metavar="RUN")
-    q.add_argument("--deal", default=None, metavar="HAND/HAND", help="the cycle this deal's game enters, instead of runs")
+    q.add_argument("--deal", default=None, metavar="HAND/HAND",
+                   help="the cycle this deal's game enters, instead of runs")
     q.add_argument("--to", required=True, metavar="FILE", help="your catalogue file")
     q.add_argument("--source", default=None,
                    help="who found it, and when: what bmn will show as its label (default: the run and today's date)")
@@ -118,7 +119,8 @@ def cmd_add(args) -> int:
             say_contradictions(contradictions)
     entries: list[KnownCycle] = []
     for state, where in found:
-        entry = entry_of(state, source=args.source or (f"{args.runs[0]} ({today})" if args.runs else f"own find ({today})"),
+        entry = entry_of(state,
+                         source=args.source or (f"{args.runs[0]} ({today})" if args.runs else f"own find ({today})"),
                          reference=args.reference or where, max_states=args.max_states)
         key = (entry.cycle_id, entry.deck)
         label = catalogue.label(entry.cycle_id, entry.deck)

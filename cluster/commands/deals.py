@@ -5,17 +5,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Iterable, TextIO
+from collections.abc import Iterable
+from typing import TextIO
 
 import numpy as np
 
 from kernels.dealspace import DealSpace
 from kernels.decks import Deck, parse_deck
+from kernels.engines.reference import play_reference, trace_reference
 from kernels.errors import BmnError
+from kernels.game import GameResult
 from kernels.notation import format_deal, format_hand, parse_deal, uses_letters
 from kernels.play import ENGINES, as_sequence, play, play_batch
-from kernels.engines.reference import play_reference, trace_reference
-from kernels.game import GameResult
 
 FILE_CHUNK = 65536
 
@@ -106,7 +107,8 @@ def print_trace(deal, out: TextIO | None = None) -> None:
     letters = uses_letters(deal)
     n = len(deal)
     width = max(4, sum(len(h) for h in deal))
-    header = f"{'trick':>5} {'cards':>6}  {'leads':>5}  " + "  ".join(f"{'hand ' + str(i + 1):<{width}}" for i in range(n))
+    header = (f"{'trick':>5} {'cards':>6}  {'leads':>5}  "
+              + "  ".join(f"{'hand ' + str(i + 1):<{width}}" for i in range(n)))
     out.write(header.rstrip() + "\n")
     start = "  ".join(f"{format_hand(h, letters):<{width}}" for h in deal)
     out.write(f"{0:>5} {0:>6}  {1:>5}  {start}".rstrip() + "\n")

@@ -82,7 +82,8 @@ def cmd_cycles(args) -> int:
 
 def cmd_query(args) -> int:
     if len(args.args) < 2:
-        raise BmnError("give one or more runs, then the SQL (for example: bmn query runs/local \"SELECT * FROM cycles\")")
+        raise BmnError("give one or more runs, then the SQL "
+                       "(for example: bmn query runs/local \"SELECT * FROM cycles\")")
     *runs, sql = args.args
     return _print_with_notes(lambda notes: query(runs, sql, notes), args.format)
 

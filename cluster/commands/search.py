@@ -166,8 +166,8 @@ def print_report(report: RunReport, as_json: bool) -> int:
         print(f"cycles: {report.cycles} distinct: {known_summary(report.cycle_labels)} (bmn cycles {uri}"
               + (f"; the new ones: bmn cycles --new {uri}" if new else "") + ")")
         if report.balanced:
-            print(f"balanced: {len(report.balanced)} of them entered by balanced deals, {sum(report.balanced):,} deals in "
-                  f"all (bmn cycles --balanced {uri})")
+            print(f"balanced: {len(report.balanced)} of them entered by balanced deals, "
+                  f"{sum(report.balanced):,} deals in all (bmn cycles --balanced {uri})")
     else:
         print("cycles: no cycle found")
     say_contradictions(report.contradictions)

@@ -18,9 +18,9 @@ place: `play_one`, which mirrors the table (tests/test_engines.py checks that it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable
 
 import numpy as np
 from numba import prange

@@ -25,8 +25,19 @@ import numpy as np
 from .._jit import kernel
 from ..bits import ctz, popcount
 from ..cycleid import SEPARATOR, bytes_less, fnv1a64_array
-from ..game import CYCLE, F_CARDS, F_CYCLE_ID, F_OUTCOME, F_PER_CARDS, F_PER_TRICKS, F_PRE_CARDS
-from ..game import F_PRE_TRICKS, F_TRICKS, F_WINNER, WIN
+from ..game import (
+    CYCLE,
+    F_CARDS,
+    F_CYCLE_ID,
+    F_OUTCOME,
+    F_PER_CARDS,
+    F_PER_TRICKS,
+    F_PRE_CARDS,
+    F_PRE_TRICKS,
+    F_TRICKS,
+    F_WINNER,
+    WIN,
+)
 
 MAX_TOTAL = 64
 MAX_PENALTY = 16
@@ -234,16 +245,16 @@ def cycle_figures2(deal, size0, lead0, period, out):
     cards_a = U0
     cards_b = U0
     for _ in range(period):
-        l, mL, nL, qL, mO, nO, qO, c, over = trick2(b[0], b[1], b[2], b[3], b[4], b[5], b[6])
-        b = (l, mL, nL, qL, mO, nO, qO)
+        lead, mL, nL, qL, mO, nO, qO, c, over = trick2(b[0], b[1], b[2], b[3], b[4], b[5], b[6])
+        b = (lead, mL, nL, qL, mO, nO, qO)
         cards_b += c
     pre = 0
     while a != b:
-        l, mL, nL, qL, mO, nO, qO, c, over = trick2(a[0], a[1], a[2], a[3], a[4], a[5], a[6])
-        a = (l, mL, nL, qL, mO, nO, qO)
+        lead, mL, nL, qL, mO, nO, qO, c, over = trick2(a[0], a[1], a[2], a[3], a[4], a[5], a[6])
+        a = (lead, mL, nL, qL, mO, nO, qO)
         cards_a += c
-        l, mL, nL, qL, mO, nO, qO, c, over = trick2(b[0], b[1], b[2], b[3], b[4], b[5], b[6])
-        b = (l, mL, nL, qL, mO, nO, qO)
+        lead, mL, nL, qL, mO, nO, qO, c, over = trick2(b[0], b[1], b[2], b[3], b[4], b[5], b[6])
+        b = (lead, mL, nL, qL, mO, nO, qO)
         cards_b += c
         pre += 1
     # Smallest encoding over one period, written from the leader's seat (kernels/cycleid.py).
@@ -253,8 +264,8 @@ def cycle_figures2(deal, size0, lead0, period, out):
     k = _encode_hand(a[1], a[2], a[3], best, 0)
     _encode_hand(a[4], a[5], a[6], best, k)
     for _ in range(period - 1):
-        l, mL, nL, qL, mO, nO, qO, c, over = trick2(a[0], a[1], a[2], a[3], a[4], a[5], a[6])
-        a = (l, mL, nL, qL, mO, nO, qO)
+        lead, mL, nL, qL, mO, nO, qO, c, over = trick2(a[0], a[1], a[2], a[3], a[4], a[5], a[6])
+        a = (lead, mL, nL, qL, mO, nO, qO)
         k = _encode_hand(a[1], a[2], a[3], cur, 0)
         _encode_hand(a[4], a[5], a[6], cur, k)
         if bytes_less(cur, best):

@@ -19,8 +19,19 @@ import numpy as np
 
 from .._jit import kernel
 from ..cycleid import SEPARATOR, bytes_less, fnv1a64_array
-from ..game import CYCLE, F_CARDS, F_CYCLE_ID, F_OUTCOME, F_PER_CARDS, F_PER_TRICKS, F_PRE_CARDS
-from ..game import F_PRE_TRICKS, F_TRICKS, F_WINNER, WIN
+from ..game import (
+    CYCLE,
+    F_CARDS,
+    F_CYCLE_ID,
+    F_OUTCOME,
+    F_PER_CARDS,
+    F_PER_TRICKS,
+    F_PRE_CARDS,
+    F_PRE_TRICKS,
+    F_TRICKS,
+    F_WINNER,
+    WIN,
+)
 
 
 @kernel

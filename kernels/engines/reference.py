@@ -7,12 +7,12 @@ follows the rules' sentences as literally as possible. Nothing here is written f
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
 from ..cycleid import cycle_id_of_states
-from ..notation import check_deal
 from ..game import GameResult, cycle_id_hex
+from ..notation import check_deal
 
 
 @dataclass

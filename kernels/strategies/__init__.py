@@ -19,8 +19,8 @@ import pkgutil
 
 from ..dealspace import DealSpace
 from ..errors import BmnError
-from .base import Example, Param, Search, Shard, ShardParams, ShardPlan, Strategy, Table
 from ..tally import Candidate, CycleRow, GeneRow, ShardResult
+from .base import Example, Param, Search, Shard, ShardParams, ShardPlan, Strategy, Table
 
 
 def discover() -> dict[str, Strategy]:

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from ..backward import DEFAULT_MAX_STATES, ancestors
 from ..notation import parse_deal
+from ..tally import ShardResult, tally_games
 from .base import Example, Shard, ShardParams, ShardPlan, Strategy, Table, key, keys_of
 from .deals import CASELLA
-from ..tally import ShardResult, tally_games
 
 
 def run_ancestors(deal: str, *, part: int = 0, parts: int = 1, limit: int | None = None,

@@ -42,11 +42,11 @@ from ..engines import pick_engine
 from ..errors import BmnError
 from ..notation import MAX_CARDS
 from ..sweep import run_random
+from ..tally import ShardResult
 from .base import Example, Search, Shard, ShardParams, ShardPlan, Strategy, Table, bounds, key, shards_of, unsaid
 from .census import play_states, splits_of
 from .exhaustive import MAX_STORED_RANK
 from .states import run_states
-from ..tally import ShardResult
 
 SPLITS = ("equal", "near")
 SAMPLES = ("deals", "states")  # what a sampled row plays: random balanced deals, random states

@@ -37,8 +37,9 @@ import functools
 import json
 import math
 import typing
+from collections.abc import Callable, Sequence
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass, make_dataclass
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from ..dealspace import DealSpace
 from ..decks import parse_deck
@@ -257,7 +258,7 @@ class Table:
         return tuple(out)
 
     @classmethod
-    def of(cls, values: dict | None, name: str, where: str = "config") -> "Table":
+    def of(cls, values: dict | None, name: str, where: str = "config") -> Table:
         """The table `[name]` of a config, checked (unknown keys, kinds and bounds: one sentence each),
         every default filled in."""
         values = dict(values or {})
@@ -292,7 +293,7 @@ class Table:
         return self.stated()
 
     @classmethod
-    def from_json(cls, values: dict) -> "Table":
+    def from_json(cls, values: dict) -> Table:
         """As a shard's parameter: each key checked against its type (a ValueError of one sentence)."""
         return typed(cls, values, f"the keys of {cls.__name__}")
 
@@ -314,7 +315,7 @@ class ShardParams:
         return said(self)
 
     @classmethod
-    def from_json(cls, values: dict) -> "ShardParams":
+    def from_json(cls, values: dict) -> ShardParams:
         """The value of a JSON form (to_json's, of this bmn or an earlier one): a key missing that has no
         default, one it does not know, or a value of the wrong kind is a ValueError of one sentence."""
         return typed(cls, values, "shard parameters")
@@ -418,7 +419,8 @@ class Strategy:
     def plan(self, search: Search, space: DealSpace, table: Table) -> ShardPlan:
         raise NotImplementedError
 
-    def run(self, space: DealSpace, params: ShardParams, deals: tuple[str, ...] = (), device: str = "cpu") -> ShardResult:
+    def run(self, space: DealSpace, params: ShardParams, deals: tuple[str, ...] = (),
+            device: str = "cpu") -> ShardResult:
         """One shard: its kernels called with `params` (the strategy's Params), named one by one; `deals`
         the shard's input deals, `device` where it plays ("cpu", or "gpu" for a strategy with GPU kernels)."""
         raise NotImplementedError

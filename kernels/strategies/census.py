@@ -32,9 +32,9 @@ from ..dealspace import DealSpace, _multinomial
 from ..decks import parse_deck, parse_split
 from ..errors import BmnError
 from ..notation import parse_deal
-from .base import Example, Search, Shard, ShardParams, ShardPlan, Strategy, Table, key, shards_of
 from ..sweep import NO_FINITE, run_exhaustive
 from ..tally import Candidate, CycleRow, ShardResult
+from .base import Example, Search, Shard, ShardParams, ShardPlan, Strategy, Table, key, shards_of
 
 MAX_STATES = 10**12  # states per census run at most (10^12 states: days of a large cluster)
 

@@ -36,9 +36,10 @@ from ..backward import extend
 from ..dealspace import DealSpace
 from ..errors import BmnError
 from ..notation import parse_deal
+from ..tally import ShardResult
 from .base import Example, StreamShard, StreamShards, Table, key, keys_of
 from .rounds import Rounds
-from ..tally import ShardResult
+
 
 @dataclass(frozen=True, kw_only=True)
 class ClimbTable(Table):

@@ -54,8 +54,8 @@ from ..engines.reference import play_reference
 from ..errors import BmnError
 from ..notation import format_deal, format_hand, parse_hand
 from ..play import play
-from .base import EverySplit, Example, Shard, ShardParams, ShardPlan, Table, key, unsaid
 from ..tally import Candidate, CycleRow, GeneRow, ShardResult
+from .base import EverySplit, Example, Shard, ShardParams, ShardPlan, Table, key, unsaid
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,8 +95,8 @@ class ConstructShard(ShardParams):
     """`multisets`: every multiset of gene compositions whose least is `first` (cards of each value 0..9) and whose
     last gene is found by the exact search (`exact`) or in the library of genes of at most max_piece cards.
     `search`: the long composition `first`'s genes below part `part` of `parts` of its search's frontier `depth`
-    cards past the tail (depth 0: the whole search), and every cycle they build. `library`: the cycles of `genes` (the long
-    composition's, from the genes library)."""
+    cards past the tail (depth 0: the whole search), and every cycle they build. `library`: the cycles of `genes`
+    (the long composition's, from the genes library)."""
 
     deck: str
     first: tuple[int, ...]
@@ -474,7 +474,8 @@ class Construct(EverySplit):
         what = ""
         if table.long_gene:
             out = left_out(Gadget(space.deck.spec(), table))
-            what = f"long genes {', '.join(table.long_gene)}{f' ({len(out)} left out: max_choices)' if out else ''} and "
+            left = f" ({len(out)} left out: max_choices)" if out else ""
+            what = f"long genes {', '.join(table.long_gene)}{left} and "
         return f"{search.deck}, states of every split, {what}genes of {table.small} (tail {table.tail or 'none'})"
 
     def check(self, search, space, table, where):

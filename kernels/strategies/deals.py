@@ -6,15 +6,15 @@ inputs.txt). Deals of different shapes (splits, player counts) may be mixed in o
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..game import GameResult
 from ..notation import format_deal, parse_deal
 from ..play import as_sequence, play_batch
-from dataclasses import dataclass
-
-from .base import Example, Search, Shard, ShardParams, ShardPlan, Strategy, bounds, shards_of
 from ..tally import ShardResult, tally_games
+from .base import Example, Search, Shard, ShardParams, ShardPlan, Strategy, bounds, shards_of
 
 CASELLA = "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA"  # a cycle, for warming up
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from ..dealspace import DealSpace
 from ..errors import BmnError
-from .base import Example, Search, Shard, ShardParams, ShardPlan, Strategy, bounds, shards_of
 from ..sweep import run_exhaustive, run_exhaustive_batch
+from .base import Example, Search, Shard, ShardParams, ShardPlan, Strategy, bounds, shards_of
 
 # The games table keeps a deal's rank as decimal128(38): ranks of at most 38 digits.
 MAX_STORED_RANK = 10**38 - 1
@@ -60,9 +60,9 @@ class Exhaustive(Strategy):
         lo, hi = self._range(search, space, where)
         space.check_range(lo, hi)
         if hi - 1 > MAX_STORED_RANK:
-            raise BmnError(f"{where}: ranks of this deal space go up to {space.count - 1:,} ({len(str(space.count - 1))} "
-                           f"digits), but the games table stores ranks of at most 38 digits; give a range below "
-                           f"10^38 (range = \"LO:HI\")")
+            raise BmnError(f"{where}: ranks of this deal space go up to {space.count - 1:,} "
+                           f"({len(str(space.count - 1))} digits), but the games table stores ranks of at most 38 "
+                           f"digits; give a range below 10^38 (range = \"LO:HI\")")
 
     def plan(self, search, space, table):
         first, last = self._range(search, space)

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from ..backward import extend
 from ..notation import parse_deal
+from ..tally import ShardResult, tally_games
 from .base import Example, Strategy, Table, bounds, key, keys_of
 from .deals import CASELLA, EXAMPLE_DEALS, DealsShard, input_plan
-from ..tally import ShardResult, tally_games
 
 
 def run_extend(deals: list[str], *, index_base: int = 0, min_cards: int = 0, min_tricks: int = 0,

@@ -39,14 +39,16 @@ import numpy as np
 
 from ..backward import FoundBuffers, climb_from_states, game_path
 from ..dealspace import DealSpace
-from ..engines import default_brent_start, new_workspace, play_rows as replay
+from ..engines import default_brent_start, new_workspace
+from ..engines import play_rows as replay
 from ..errors import BmnError
 from ..game import N_FIELDS, GameResult
 from ..notation import format_deal, parse_deal
-from .base import Example, StreamShard, StreamShards, Table, key, keys_of
-from .rounds import Rounds
 from ..sweep import engine_for
 from ..tally import ShardResult
+from .base import Example, StreamShard, StreamShards, Table, key, keys_of
+from .rounds import Rounds
+
 
 @dataclass(frozen=True, kw_only=True)
 class LongestTable(Table):

@@ -8,8 +8,8 @@ sweep kernel (kernels/sweep/cpu.py).
 
 from __future__ import annotations
 
-from .base import Example, StreamShard, StreamShards
 from ..sweep import run_random, run_random_batch
+from .base import Example, StreamShard, StreamShards
 
 
 class Random(StreamShards):

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 from ..backward import DEFAULT_MAX_STATES, closure
 from ..notation import parse_deal
-from .base import EverySplit, Example, Shard, ShardParams, ShardPlan, StreamShards, Table, key, keys_of, shards_of
 from ..sweep import run_random_states, run_random_states_batch
 from ..tally import Candidate, CycleRow, ShardResult
+from .base import EverySplit, Example, Shard, ShardParams, ShardPlan, StreamShards, Table, key, keys_of, shards_of
 
 
 def run_states(space, seed: int, shard: int, count: int, *, start: int = 0, max_states: int = DEFAULT_MAX_STATES,

@@ -13,8 +13,8 @@ ShardResult on either: which deals a shard holds and which it keeps do not depen
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 import numpy as np
 

@@ -52,15 +52,16 @@ import sys
 import threading
 
 import numpy as np
-from numba import config as numba_settings, cuda, types
+from numba import config as numba_settings
+from numba import cuda, types
 
 from ..dealspace import step_deal, unrank_into
 from ..engines.bitmask import MAX_TOTAL, hand_words, penalty_words, rescan_from
 from ..engines.segments import MID, OVER, step
 from ..game import keeps
 from ..rng import deal_state, random_cut, random_positions
-from .modes import (EXHAUSTIVE, NAMES as MODE_NAMES, OFFSET_BITS, P_CARDS, P_CYCLES, P_DEALS, P_WIN0, P_WIN1,
-                    STATES)
+from .modes import EXHAUSTIVE, OFFSET_BITS, P_CARDS, P_CYCLES, P_DEALS, P_WIN0, P_WIN1, STATES
+from .modes import NAMES as MODE_NAMES
 
 THREADS = 32  # threads per block: one warp, which shares a queue of deals
 QUEUE = 64  # prepared deals per block: a refill (one per lane) on top of fewer than THREADS left
@@ -276,7 +277,8 @@ def specialised(mode: int):
                 # Take the next deal, if one is ready (without a barrier: a lane whose game ended between
                 # checkpoints starts its next game at once).
                 if cuda.atomic.sub(ticket, READY, 1) > 0:
-                    slot = cuda.atomic.add(ticket, HEAD, 1) & (QUEUE - 1)  # (a power of two: a count past 2^31 wraps alike)
+                    # (a power of two: a count past 2^31 wraps alike)
+                    slot = cuda.atomic.add(ticket, HEAD, 1) & (QUEUE - 1)
                     mX = queue_m0[slot]
                     qX = queue_q0[slot]
                     mY = queue_m1[slot]

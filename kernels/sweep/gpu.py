@@ -35,7 +35,8 @@ that order (sums, a histogram, candidates sorted by index, the longest game firs
 from __future__ import annotations
 
 import os
-from typing import Callable, NamedTuple, Sequence
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -49,7 +50,19 @@ from ..game import CYCLE, F_CARDS, F_OUTCOME, F_TRICKS, F_WINNER, N_FIELDS, WIN
 from ..notation import MAX_VALUE
 from ..rng import deal_state, random_deal
 from ..tally import CARDS, CYCLES, DEALS, HIST_BINS, LONGEST_CARDS, LONGEST_INDEX, N_CAND, N_STATS, ShardResult, Tally
-from .modes import EXHAUSTIVE, N_PIECE, NO_FINITE, OFFSET_BITS, P_CARDS, P_CYCLES, P_DEALS, P_WIN0, P_WIN1, RANDOM, STATES
+from .modes import (
+    EXHAUSTIVE,
+    N_PIECE,
+    NO_FINITE,
+    OFFSET_BITS,
+    P_CARDS,
+    P_CYCLES,
+    P_DEALS,
+    P_WIN0,
+    P_WIN1,
+    RANDOM,
+    STATES,
+)
 from .streams import states_at
 
 REFUSAL = ("the GPU engine holds two-player deals of at most 64 cards and 16 penalty cards (the fast engine's); "
@@ -150,13 +163,14 @@ class Piece(NamedTuple):
     count: int
     index0: int  # the index its job's result gives its first deal (a deal number in the stream; a rank's offset)
     key: int = 0  # RANDOM, STATES: the random stream
-    first: int = 0  # RANDOM, STATES: its first deal's number in the stream; EXHAUSTIVE: its first rank in its suffix space
+    # RANDOM, STATES: its first deal's number in the stream; EXHAUSTIVE: its first rank in its suffix space
+    first: int = 0
     s0: int = 0  # cards in hand 1 (STATES: each deal is cut at its own place)
     prefix: tuple[int, ...] = ()  # EXHAUSTIVE: the cards its deals begin with
     suffix_counts: tuple[int, ...] = ()  # EXHAUSTIVE: the cards after them, by value
     suffix_size: int = 0  # EXHAUSTIVE: their orders
 
-    def part(self, offset: int, count: int) -> "Piece":
+    def part(self, offset: int, count: int) -> Piece:
         """Its deals offset..offset+count-1, as a piece of their own."""
         return self._replace(base=self.base + offset, count=count, index0=self.index0 + offset,
                              first=self.first + offset)
@@ -181,8 +195,9 @@ def exhaustive_pieces(space: DealSpace, ranges: Sequence[tuple[int, int]]) -> li
             suffix = Deck.from_table(_counts_of(seq[cut:]))
             first = rank_sequence(list(seq[cut:]), suffix)
             n = min(hi - at, size - first)
-            pieces.append(Piece(k, at - lo, n, at - lo, first=first, s0=space.split[0], prefix=tuple(int(v) for v in seq[:cut]),
-                                suffix_counts=tuple(suffix.counts), suffix_size=size))
+            pieces.append(Piece(k, at - lo, n, at - lo, first=first, s0=space.split[0],
+                                prefix=tuple(int(v) for v in seq[:cut]), suffix_counts=tuple(suffix.counts),
+                                suffix_size=size))
             at += n
     return pieces
 
@@ -259,8 +274,9 @@ def play(engine, mode: int, pieces: list[Piece], space: DealSpace, penalties: np
             prefixes[i, :len(p.prefix)] = p.prefix
             suffix_counts[i] = p.suffix_counts
     arrays = [np.array([p.key for p in pieces], dtype=np.uint64), np.array([p.first for p in pieces], dtype=np.int64),
-              starts, np.array([p.count for p in pieces], dtype=np.int64), np.array([p.s0 for p in pieces], dtype=np.int64),
-              penalties, prefixes, np.array([len(p.prefix) for p in pieces], dtype=np.int64), suffix_counts,
+              starts, np.array([p.count for p in pieces], dtype=np.int64),
+              np.array([p.s0 for p in pieces], dtype=np.int64), penalties, prefixes,
+              np.array([len(p.prefix) for p in pieces], dtype=np.int64), suffix_counts,
               np.array([p.suffix_size for p in pieces], dtype=np.int64)]
     args = [cuda.to_device(a) for a in arrays]
     counter = _filled(engine, (1,), np.int64, 0)
@@ -293,7 +309,7 @@ def play(engine, mode: int, pieces: list[Piece], space: DealSpace, penalties: np
             capacity *= 2
             cand = cuda.device_array((capacity, 2), dtype=np.int64)
     best_host = best.copy_to_host()
-    rows = min(HIST_BINS, int((best_host.max(initial=-1) >> OFFSET_BITS)) + 1) if (best_host >= 0).any() else 0
+    rows = min(HIST_BINS, int(best_host.max(initial=-1) >> OFFSET_BITS) + 1) if (best_host >= 0).any() else 0
     return Played(acc.copy_to_host(), best_host,
                   histogram[:rows].copy_to_host() if rows else np.zeros((0, n), dtype=np.int32), np.concatenate(kept))
 

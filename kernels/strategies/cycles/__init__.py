@@ -43,8 +43,8 @@ from dataclasses import dataclass
 
 from ...decks import Deck, parse_deck
 from ...errors import BmnError
-from ..base import Example, Shard, ShardParams, ShardPlan, Strategy, Table, key
 from ...tally import ShardResult
+from ..base import Example, Shard, ShardParams, ShardPlan, Strategy, Table, key
 from .beam import BARREN_DRAWS, Beam
 from .found import declare
 from .player import Player
@@ -134,8 +134,8 @@ class Cycles(Strategy):
 
     def plan(self, search, space, table: CyclesTable):
         factory = Factory(**{k: v for k, v in table.values().items() if k != "beams"})
-        return ShardPlan(table.beams, lambda k: Shard(k, self.name, CyclesShard(deck=space.deck.spec(), seed=search.seed,
-                                                                                shard=k, params=factory)))
+        return ShardPlan(table.beams, lambda k: Shard(k, self.name, CyclesShard(
+            deck=space.deck.spec(), seed=search.seed, shard=k, params=factory)))
 
     def run(self, space, params: CyclesShard, deals=(), device="cpu"):
         return run_cycles(parse_deck(params.deck), params.seed, params.shard, params.params)
