@@ -1,25 +1,25 @@
-"""Which strategies keep a table of their own, and the table (cluster/owntable.py): the one hook, the
-cluster module that a strategy's `own_table` names, found by that name (the import graph in
-tests/test_repository.py holds these edges).
-"""
+"""Which strategies keep a table of their own, and the table (cluster/owntable.py): the one hook, a plain mapping
+from the name a strategy's `own_table` gives to its `OwnTable`, each table imported here by name."""
 
 from __future__ import annotations
 
-import importlib
-
 from kernels.strategies import REGISTRY, Strategy
 
+from .atlas import TABLE as ATLAS
+from .genes import TABLE as GENES
 from .owntable import OwnTable
+
+OWN_TABLES: dict[str, OwnTable] = {ATLAS.name: ATLAS, GENES.name: GENES}
 
 
 def own_table(strategy: Strategy) -> OwnTable | None:
-    """The strategy's own table (None: it keeps none): the TABLE of the cluster module its own_table names."""
+    """The strategy's own table (None: it keeps none): OWN_TABLES's entry of the name its own_table gives."""
     if strategy.own_table is None:
         return None
-    table = importlib.import_module(f"{__package__}.{strategy.own_table}").TABLE
-    if not isinstance(table, OwnTable) or table.name != strategy.own_table:
-        raise TypeError(f"cluster.{strategy.own_table}.TABLE must be an OwnTable named {strategy.own_table!r}")
-    return table
+    if strategy.own_table not in OWN_TABLES:
+        raise TypeError(f"the {strategy.name} strategy keeps a table {strategy.own_table!r} that cluster/owned.py's "
+                        f"OWN_TABLES does not hold")
+    return OWN_TABLES[strategy.own_table]
 
 
 def own_tables() -> dict[str, OwnTable]:

@@ -1,25 +1,19 @@
-"""A strategy's own table (cluster/owned.py, cluster/owntable.py): found through the one hook, the cluster
-module its `own_table` names; built, viewed and given a command by name, for its runs only."""
+"""A strategy's own table (cluster/owned.py, cluster/owntable.py): found through the one hook, the plain mapping
+from the name its `own_table` gives; built, viewed and given a command by name, for its runs only."""
 
 from __future__ import annotations
 
-import sys
-
+import pyarrow as pa
 import pytest
 from cluster_helpers import direct_tables, make_config
 
-import cluster
 from cluster.atlas import TABLE as ATLAS
 from cluster.cli import build_parser
-from cluster.owned import own_table, own_tables
+from cluster.owned import OWN_TABLES, own_table, own_tables
+from cluster.owntable import OwnTable
 from cluster.query import connect
 from kernels.strategies import REGISTRY
 from kernels.strategies.random import Random
-
-LENGTHS = '''
-import pyarrow as pa
-
-from .owntable import OwnTable
 
 SCHEMA = pa.schema([("shard", pa.int64()), ("deals", pa.int64()), ("elapsed_s", pa.float64())])
 
@@ -30,9 +24,9 @@ def build(summaries, games):
     return pa.Table.from_pylist(rows, schema=SCHEMA)
 
 
-TABLE = OwnTable(name=NAME, schema=SCHEMA, build=build, key=("shard",), timings=("elapsed_s",), order="shard",
-                 columns=("shard", "deals"), help="each shard's deals", description="Each shard's deals.")
-'''
+LENGTHS = OwnTable(name="lengths", schema=SCHEMA, build=build, key=("shard",), timings=("elapsed_s",),
+                   order="shard", columns=("shard", "deals"), help="each shard's deals",
+                   description="Each shard's deals.")
 
 
 def test_the_atlas_and_construct_keep_their_tables_and_no_other_strategy_does():
@@ -43,20 +37,6 @@ def test_the_atlas_and_construct_keep_their_tables_and_no_other_strategy_does():
     assert all(own_table(s) is None for name, s in REGISTRY.items() if name not in ("atlas", "construct"))
 
 
-@pytest.fixture
-def plugin(tmp_path, monkeypatch):
-    """A table module written into a temporary folder of the cluster package: its name -> its TABLE's name."""
-    monkeypatch.setattr(cluster, "__path__", [*cluster.__path__, str(tmp_path)])
-    written = []
-
-    def write(module: str, name: str) -> None:
-        (tmp_path / f"{module}.py").write_text(f"NAME = {name!r}\n" + LENGTHS)
-        written.append(f"cluster.{module}")
-    yield write
-    for module in written:
-        sys.modules.pop(module, None)
-
-
 def strategy(own: str) -> Random:
     class Lengths(Random):
         name = "lengths"
@@ -64,8 +44,8 @@ def strategy(own: str) -> Random:
     return Lengths()
 
 
-def test_a_new_strategys_own_table_is_built_viewed_and_given_its_command(plugin, monkeypatch, tmp_path):
-    plugin("lengths", "lengths")
+def test_a_new_strategys_own_table_is_built_viewed_and_given_its_command(monkeypatch, tmp_path):
+    monkeypatch.setitem(OWN_TABLES, "lengths", LENGTHS)
     lengths = strategy("lengths")
     monkeypatch.setitem(REGISTRY, "lengths", lengths)
     assert list(own_tables()) == ["atlas", "genes", "lengths"]
@@ -80,9 +60,6 @@ def test_a_new_strategys_own_table_is_built_viewed_and_given_its_command(plugin,
         parser.parse_args(["lengths"])  # (a run to read is needed)
 
 
-def test_a_table_module_whose_table_is_not_the_one_named_is_refused(plugin):
-    plugin("wrong", "other")
-    with pytest.raises(TypeError, match="cluster.wrong.TABLE must be an OwnTable named 'wrong'"):
-        own_table(strategy("wrong"))
-    with pytest.raises(ModuleNotFoundError):
+def test_a_table_the_mapping_does_not_hold_is_refused():
+    with pytest.raises(TypeError, match="keeps a table 'absent' that cluster/owned.py's OWN_TABLES does not hold"):
         own_table(strategy("absent"))

@@ -162,13 +162,9 @@ def imports() -> dict[str, set[str]]:
                     target = target.rpartition(".")[0]
                 if target and target != name:
                     graph[name].add(target)
-    # The two imports by name, and their edges: the strategy registry imports every module of its package
-    # (kernels/strategies/__init__.py `discover`); cluster/owned.py the cluster module a strategy's own
-    # table names.
-    from kernels.strategies import REGISTRY
-
+    # The one import by name, and its edges: the strategy registry imports every module of its package
+    # (kernels/strategies/__init__.py `discover`).
     graph["kernels.strategies"] |= {m for m in found if m.count(".") == 2 and m.startswith("kernels.strategies.")}
-    graph["cluster.owned"] |= {f"cluster.{s.own_table}" for s in REGISTRY.values() if s.own_table}
     return graph
 
 
@@ -198,12 +194,13 @@ def test_the_import_graph_has_no_circle_and_cluster_modules_stay_short():
 
 def test_no_module_is_imported_by_name_nor_bound_by_introspection():
     """An import by name (`import_module`) would hide an edge from the import graph above (a circle
-    through it went unseen once): the strategy registry's discovery and the own tables' lookup are the
-    two, and the graph holds their edges; a strategy's parameters are typed values passed by name, never
-    fitted to a signature; and kernels/ never reads the cluster's config (it plans from plain values)."""
+    through it went unseen once): the strategy registry's discovery is the one, and the graph holds its
+    edges (the own tables are a plain mapping, cluster/owned.py); a strategy's parameters are typed values
+    passed by name, never fitted to a signature; and kernels/ never reads the cluster's config (it plans
+    from plain values)."""
     sources = {p: p.read_text() for folder in ("kernels", "cluster") for p in sorted((ROOT / folder).rglob("*.py"))}
     by_name = [p for p, text in sources.items() if "import_module" in text or "__import__(" in text]
-    assert sorted(by_name) == [ROOT / "cluster" / "owned.py", ROOT / "kernels" / "strategies" / "__init__.py"]
+    assert sorted(by_name) == [ROOT / "kernels" / "strategies" / "__init__.py"]
     assert not [str(p) for p, text in sources.items() if "inspect.signature" in text]
     assert not [f"{p}:{n}" for p, text in sources.items() if p.is_relative_to(ROOT / "kernels")
                 for n, line in enumerate(text.splitlines(), 1) if re.search(r"\bconfig\.", line)]

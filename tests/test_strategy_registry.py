@@ -206,3 +206,19 @@ def test_the_worked_example_of_a_new_strategy_needs_only_its_own_files(tmp_path,
         assert json.loads(codec.encode(params))["deal"] == config.deal
     finally:
         sys.modules.pop("kernels.strategies.cuts", None)
+
+
+def test_the_package_writes_out_its_api_one_wrapper_for_every_strategy_of_the_registry():
+    """kernels/strategies/__init__.py imports each strategy's `run_<name>` by name (no export computed from the
+    registry): the list it writes out is the registry's, each the function of its strategy's module."""
+    import importlib
+
+    import kernels.strategies as package
+
+    runners = sorted(name for name in package.__all__ if name.startswith("run_") and name not in
+                     ("run_shard", "run_shard_batch"))
+    assert runners == sorted(f"run_{name}" for name in REGISTRY)
+    for name, strategy in REGISTRY.items():
+        module = importlib.import_module(type(strategy).__module__)
+        assert getattr(package, f"run_{name}") is getattr(module, f"run_{name}")
+    assert all(hasattr(package, name) for name in package.__all__)

@@ -6,7 +6,8 @@ its shards' parameters as typed values, how a search is cut into shards, what a 
 warms up, its example search and what a run of it shows. The registry is every module of this
 package that holds a `STRATEGY`, found when the package is imported: adding a strategy is its
 module, its example config, its tests and its docs section (docs/development.md, "Adding a
-strategy"); nothing else names it. The cluster reads strategies only through `get(name)`.
+strategy"), and its `run_<name>` imported here by name, the package's API written out (a test
+holds the list to the registry). The cluster reads strategies only through `get(name)`.
 
 Every strategy is deterministic: the same (strategy, parameters, seed, shard) gives the same
 result on any machine.
@@ -20,7 +21,27 @@ import pkgutil
 from ..dealspace import DealSpace
 from ..errors import BmnError
 from ..tally import Candidate, CycleRow, GeneRow, ShardResult
+from .ancestors import run_ancestors
+from .atlas import run_atlas
 from .base import Example, Param, Search, Shard, ShardParams, ShardPlan, Strategy, Table
+from .census import run_census
+from .climb import run_climb
+from .construct import run_construct
+from .cycles import run_cycles
+from .deals import run_deals
+from .exhaustive import run_exhaustive
+from .extend import run_extend
+from .longest import run_longest
+from .random import run_random
+from .states import run_states
+
+__all__ = [
+    "Candidate", "CycleRow", "Example", "GeneRow", "Param", "REGISTRY", "Search", "Shard", "ShardParams",
+    "ShardPlan", "ShardResult", "Strategy", "Table", "discover", "get", "run_shard", "run_shard_batch",
+    # each strategy's public wrapper (tests/test_strategy_registry.py: one for every strategy of the registry)
+    "run_ancestors", "run_atlas", "run_census", "run_climb", "run_construct", "run_cycles", "run_deals",
+    "run_exhaustive", "run_extend", "run_longest", "run_random", "run_states",
+]
 
 
 def discover() -> dict[str, Strategy]:
@@ -38,15 +59,6 @@ def discover() -> dict[str, Strategy]:
 
 
 REGISTRY: dict[str, Strategy] = discover()
-# Each strategy's public wrapper, `run_<name>`, from its module (`from kernels.strategies import run_climb`).
-RUNNERS = {f"run_{name}": getattr(importlib.import_module(type(s).__module__), f"run_{name}")
-           for name, s in REGISTRY.items()}
-globals().update(RUNNERS)
-
-__all__ = [
-    "Candidate", "CycleRow", "Example", "GeneRow", "Param", "REGISTRY", "Search", "Shard", "ShardParams", "ShardPlan",
-    "ShardResult", "Strategy", "Table", "discover", "get", "run_shard", "run_shard_batch", *RUNNERS,
-]
 
 
 def get(name: str) -> Strategy:
