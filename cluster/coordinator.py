@@ -93,7 +93,10 @@ class Coordinator:
         self.health = Health(health)
         # The pool as the loop last read it (progress.json, written by its own thread, reads it too).
         self.pool_report = self.pool.report()
-        self.counts = SessionTotals()  # the session's counters: the run's totals, shards written, deals played
+        # The session's counters (the run's totals, shards written, deals played), the loop's alone; what the
+        # progress thread reads is their snapshot, taken at the end of each turn.
+        self.counts = SessionTotals()
+        self.snapshot = self.counts.snapshot()
         self.recorder = Recorder(store, self.files, Audits(config.audit, config.fingerprint()), self.counts,
                                  self.pool, self.progress.say)
         self.waiting_for_cpus = False
@@ -164,9 +167,9 @@ class Coordinator:
         if self.progress_file.error is not None:
             return End(Stop.FAILED, write_failure(self.store, PROGRESS_JSON, self.progress_file.error,
                                                    self.counts.run.done))
-        self.progress.update(self.counts.run.done, self.counts.played.deals, self.counts.run.longest_cards,
-                             len(self.counts.run.cycle_ids), self.counts.run.failed, self.pool_report.first_dispatch,
-                             note=self._waiting())
+        self.snapshot = t = self.counts.snapshot()
+        self.progress.update(t.done, t.session_deals, t.longest_cards, t.cycles, t.failed,
+                             self.pool_report.first_dispatch, note=self._waiting())
         return None
 
     def _close(self, stop: Stop) -> BmnError | None:
@@ -181,6 +184,7 @@ class Coordinator:
         self.health.close()
         self.progress_file.stop()
         failure = self.recorder.close(interrupted)
+        self.snapshot = self.counts.snapshot()  # (with the files taken last)
         self.progress.stop()
         return failure
 
@@ -199,7 +203,8 @@ class Coordinator:
     def _open(self) -> set[int]:
         """The shards done when the run opened (its files read once; the session's totals start from theirs)."""
         finished = self.files.open()
-        self.counts.run = self.files.totals
+        self.counts.start(self.files.opened)
+        self.snapshot = self.counts.snapshot()
         return finished
 
     def has_work(self) -> bool:
@@ -219,14 +224,14 @@ class Coordinator:
         return ""
 
     def _figures(self) -> dict:
-        """The run's figures as progress.json holds them (ProgressFile writes them)."""
-        t = self.counts.run
+        """The run's figures as progress.json holds them (ProgressFile writes them, from its own thread): the
+        snapshot the loop left at the end of its last turn, and the pool's report of that turn."""
+        t, pool = self.snapshot, self.pool_report
         return {
             "elapsed_s": round(time.time() - self.t0, 2), "shards_total": self.plan.count,
-            "shards_done": t.done, "shards_failed": t.failed,
-            "shards_in_flight": self.pool_report.in_flight, "deals": t.counts.deals, "cards": t.counts.cards,
-            "new_shards": self.counts.new, "session_deals": self.counts.played.deals, "longest": t.longest_cards,
-            "best": t.best and game_json(t.best), "cycles": len(t.cycle_ids), "workers": self.pool_report.workers,
+            "shards_done": t.done, "shards_failed": t.failed, "shards_in_flight": pool.in_flight, "deals": t.deals,
+            "cards": t.cards, "new_shards": t.new, "session_deals": t.session_deals, "longest": t.longest_cards,
+            "best": t.best and game_json(t.best), "cycles": t.cycles, "workers": pool.workers,
         }
 
     def _end(self, end: End) -> RunReport:
@@ -239,10 +244,12 @@ class Coordinator:
         state = end.stop.value
         try:
             if end.stop is Stop.INTERRUPTED:
+                self.snapshot = self.counts.snapshot()  # (the last files taken)
                 self.progress_file.last(state, tables=False)
             else:
                 if self.files.rebuild(self.counts.run, complete=end.stop is Stop.FINISHED):
                     state = "incomplete"
+                self.snapshot = self.counts.snapshot()  # (as the tables count them)
                 self.progress_file.last(state, tables=True)
         except OSError as error:
             what = "progress.json" if end.stop is Stop.INTERRUPTED else "the summary tables"

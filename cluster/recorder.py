@@ -35,7 +35,7 @@ class Recorder:
         self.on_shard_done = None  # a hook for tests: called with the run loop after each shard written
 
     def start(self) -> None:
-        self.writer = ShardWriter(self.store, self.counts.run)
+        self.writer = ShardWriter(self.store, lambda: self.counts.run.done)
 
     def record(self, played: PlayedShard) -> None:
         """A shard back from the pool: written, or (a GPU shard the run audits) held while the pool plays it
@@ -73,11 +73,11 @@ class Recorder:
         self.writer.write(rel, shard_file_table(rows, [summary]), summary)
 
     def count_written(self, loop, wait_all: bool = False, until: float | None = None, hooks: bool = True) -> None:
-        """Take the shards whose files are written (ShardWriter.written: counted in the totals there); the
-        hook called with `loop` after each one done."""
+        """Take the shards whose files are written (ShardWriter.written), each counted into the session's
+        totals; the hook called with `loop` after each one done."""
         for summary in self.writer.written(wait_all, until):
+            self.counts.count(summary)
             if summary.done:
-                self.counts.new += 1
                 if hooks and self.on_shard_done is not None:
                     self.on_shard_done(loop)
 

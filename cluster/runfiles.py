@@ -26,10 +26,10 @@ class RunFiles:
         self.missing: list[int] = []  # shards in neither a done nor a failed file at the end
         self.cycles: pa.Table | None = None  # the cycles table, once the end of the run has written it
         self.finished: set[int] | None = None  # the shards done when the run was opened
-        self.totals = RunTotals()  # theirs
+        self.opened = RunTotals()  # their totals (the session starts its own from them)
 
     def open(self) -> set[int]:
-        """The shards done (read once: their totals kept in `totals`)."""
+        """The shards done (read once: their totals kept in `opened`)."""
         if self.finished is None:
             contents = read_contents(self.store, self.read, self.owner)
             self._set_aside_foreign(contents)
@@ -42,7 +42,7 @@ class RunFiles:
                           f"recomputed", file=sys.stderr)
             done = {k: s for k, s in contents.summaries.items() if s.done}
             self.finished = set(done)
-            self.totals = RunTotals.of(done)
+            self.opened = RunTotals.of(done)
         return self.finished
 
     def _set_aside_foreign(self, contents: RunContents) -> None:

@@ -60,12 +60,52 @@ class RunTotals:
         return self.longest[0].result.cards if self.longest else 0
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """The run's figures as the loop left them at the end of a turn: immutable, so the progress thread (and
+    anything else off the loop) reads whole figures, never a total while a shard is being added to it."""
+
+    done: int = 0
+    failed: int = 0
+    deals: int = 0
+    cards: int = 0
+    new: int = 0  # shards this session wrote done
+    session_deals: int = 0  # what the shards this session handed over played
+    longest: tuple[Candidate, ...] = ()  # the KEEP_LONGEST longest games, longest first
+    cycles: int = 0
+
+    @property
+    def best(self) -> Candidate | None:
+        return self.longest[0] if self.longest else None
+
+    @property
+    def longest_cards(self) -> int:
+        return self.longest[0].result.cards if self.longest else 0
+
+
 @dataclass
 class SessionTotals:
-    """A session's counters, one value: the run's totals (its files' when the session began, and each file
-    written since, counted as it is written), the shards it wrote done, and what the shards it handed over
-    to be written played (this session's deals: its rate)."""
+    """A session's counters, one value that the run loop alone changes: the run's totals (its files' when the
+    session began, and each file written since, counted as the loop takes it), the shards it wrote done, and
+    what the shards it handed over to be written played (this session's deals: its rate). Off the loop, its
+    `snapshot` is read."""
 
     run: RunTotals = field(default_factory=RunTotals)
     new: int = 0
     played: Counts = field(default_factory=Counts)
+
+    def start(self, opened: RunTotals) -> None:
+        """The run's totals from those of its files when the session opened them (a copy: the loop's own)."""
+        self.run = RunTotals(opened.done, opened.failed, opened.counts.counts(), list(opened.longest),
+                             set(opened.cycle_ids), dict(opened.histogram))
+
+    def count(self, summary: ShardSummary) -> None:
+        """A shard whose file is written: into the run's totals (and the session's, when it is done)."""
+        self.run.add(summary)
+        if summary.done:
+            self.new += 1
+
+    def snapshot(self) -> Snapshot:
+        t = self.run
+        return Snapshot(done=t.done, failed=t.failed, deals=t.counts.deals, cards=t.counts.cards, new=self.new,
+                        session_deals=self.played.deals, longest=tuple(t.longest), cycles=len(t.cycle_ids))

@@ -3,7 +3,7 @@
 The run loop hands over each shard's file as the shard comes back (`write`), and goes on; a
 bounded pool of threads writes the files (an object store answers each in tens of ms, so many are
 written at once), and the loop takes the shards whose files are written (`written`), in the order
-it handed them over, each counted into the run's totals as it is taken. Nothing half-written is
+it handed them over, and counts each into the run's totals as it takes it. Nothing half-written is
 ever counted as done: a write that fails for good (disk full, permission denied, an object store
 that keeps failing; the store retries what may pass) gives up the writes behind it and stops the
 search with one sentence (`WriteFailed`); the shards not written are simply not done, and
@@ -15,7 +15,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures as futures
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 import pyarrow as pa
@@ -24,7 +24,6 @@ from kernels.errors import BmnError
 
 from .storage import RunStore
 from .summary import ShardSummary
-from .totals import RunTotals
 
 WRITE_THREADS = 32  # shard files written at once (an object store answers each in tens of ms)
 WRITE_BACKLOG = 256  # files waiting to be written before the loop waits for the oldest
@@ -43,9 +42,9 @@ class _Pending(NamedTuple):
 
 
 class ShardWriter:
-    def __init__(self, store: RunStore, totals: RunTotals, threads: int = WRITE_THREADS):
+    def __init__(self, store: RunStore, done: Callable[[], int], threads: int = WRITE_THREADS):
         self.store = store
-        self.totals = totals  # the run's: a shard is added once its file is written
+        self.done = done  # the run's shards done (what a write that fails says was kept)
         self.threads = futures.ThreadPoolExecutor(threads, thread_name_prefix="bmn-write")
         self.writes: collections.deque[_Pending] = collections.deque()  # handed over, not yet taken; oldest first
 
@@ -54,8 +53,8 @@ class ShardWriter:
         self.writes.append(_Pending(self.threads.submit(self.store.write_parquet, rel, table), rel, summary))
 
     def written(self, wait_all: bool = False, until: float | None = None) -> Iterator[ShardSummary]:
-        """The summaries of the shards whose files are written, in the order they were handed over, each
-        added to the totals as it is taken; the first file not yet written ends them. While more than
+        """The summaries of the shards whose files are written, in the order they were handed over (the
+        loop counts each as it takes it); the first file not yet written ends them. While more than
         WRITE_BACKLOG files wait, waits for the oldest. `wait_all`: waits for every file, or until
         `until` (a monotonic time), when the files not written by then are given up. A write that
         failed gives up those behind it and raises WriteFailed."""
@@ -76,8 +75,7 @@ class ShardWriter:
             error = future.exception()
             if error is not None:
                 self._give_up()
-                raise write_failure(self.store, rel, error, self.totals.done)
-            self.totals.add(summary)
+                raise write_failure(self.store, rel, error, self.done())
             yield summary
 
     def close(self) -> None:

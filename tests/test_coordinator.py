@@ -312,3 +312,40 @@ def test_an_altered_gpu_result_is_caught_and_the_shard_redone_on_the_cpu(tmp_pat
     assert "GPU worker 10.0.0.7:4242 (NVIDIA H200" in message and "--device cpu" in message and "\n" not in message
     summary = read_summaries(RunStore(str(tmp_path / "run")))[victim]
     assert summary.audit == "mismatch" and summary.figures.counts.deals == 1000  # the CPU's result, not the GPU's 1001
+
+
+def test_the_progress_thread_reads_whole_figures_while_shards_land(tmp_path, monkeypatch):
+    """The loop alone changes the run's totals and leaves a snapshot of them at the end of each turn; a second
+    thread reading the figures (as progress.json's does) sees only whole ones: every shard here plays 1,000
+    deals, so deals are 1,000 times the shards done in every reading, however slowly a shard is added."""
+    import threading
+
+    from cluster.totals import RunTotals
+
+    added = RunTotals.add
+
+    def slowly(totals, summary):  # a reader of the totals themselves would see the shard counted, its deals not
+        totals.done += 1
+        time.sleep(0.003)
+        totals.done -= 1
+        added(totals, summary)
+
+    monkeypatch.setattr(RunTotals, "add", slowly)
+    c, _ = coordinator(tmp_path, deals=40_000, pool_kwargs=dict(slots=1))
+    readings, stop = [], threading.Event()
+
+    def read():
+        while not stop.is_set():
+            figures = c._figures()
+            readings.append((figures["shards_done"], figures["deals"]))
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        report = c.run()
+    finally:
+        stop.set()
+        reader.join()
+    assert report.state == "finished" and report.shards_done == 40
+    assert len(readings) > 100 and {done for done, _ in readings} >= {0, 40}
+    assert [r for r in readings if r[1] != 1_000 * r[0]] == []

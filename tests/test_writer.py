@@ -1,6 +1,6 @@
-"""cluster/writer.py: shard files written by threads and taken in the order they were handed over, each
-counted once written; a write that fails stops the search with one sentence and gives up the writes
-behind it; an interrupted search drops the writes not started."""
+"""cluster/writer.py: shard files written by threads and taken in the order they were handed over (counted by
+whoever takes them: the run loop); a write that fails stops the search with one sentence and gives up the
+writes behind it; an interrupted search drops the writes not started."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import cluster.writer
 from cluster.figures import ShardFigures
 from cluster.summary import ShardSummary
 from cluster.tables import GAMES_SCHEMA
-from cluster.totals import RunTotals
 from cluster.writer import ShardWriter, WriteFailed, write_failure
 from kernels.errors import BmnError
 from kernels.tally import Counts
@@ -56,22 +55,27 @@ def eventually(predicate, timeout=10.0) -> bool:
     return predicate()
 
 
-def test_shards_are_taken_in_the_order_handed_over_and_counted_once_written():
+def done():
+    return 0
+
+
+def test_shards_are_taken_in_the_order_handed_over_once_written():
     store = GatedStore(gates=["shards/0"])
-    writer = ShardWriter(store, RunTotals(), threads=4)
+    writer = ShardWriter(store, done, threads=4)
     hand_over(writer, range(4))
     assert eventually(lambda: set(store.wrote) == {"shards/1", "shards/2", "shards/3"})
-    assert list(writer.written()) == [] and writer.totals.done == 0  # shard 0 first: not written yet
+    assert list(writer.written()) == []  # shard 0 first: not written yet
     store.gates["shards/0"].set()
-    assert [s.shard for s in writer.written(wait_all=True)] == [0, 1, 2, 3]
-    assert (writer.totals.done, writer.totals.counts.deals) == (4, 40) and list(writer.written()) == []
+    taken = list(writer.written(wait_all=True))
+    assert [s.shard for s in taken] == [0, 1, 2, 3] and sum(s.figures.counts.deals for s in taken) == 40
+    assert list(writer.written()) == []
     writer.close()
 
 
 def test_a_backlog_waits_for_the_oldest_write(monkeypatch):
     monkeypatch.setattr(cluster.writer, "WRITE_BACKLOG", 2)
     store = GatedStore(gates=["shards/0"])
-    writer = ShardWriter(store, RunTotals(), threads=1)
+    writer = ShardWriter(store, done, threads=1)
     hand_over(writer, range(3))
     threading.Timer(0.2, store.gates["shards/0"].set).start()
     assert [s.shard for s in writer.written()][:1] == [0]  # more than 2 waiting: it waited for shard 0
@@ -81,38 +85,36 @@ def test_a_backlog_waits_for_the_oldest_write(monkeypatch):
 def test_a_failed_write_stops_with_a_sentence_and_gives_up_the_writes_behind_it():
     # One thread: shard 0 is written, shard 1 fails, shard 2 waits at its gate, shard 3 behind it.
     store = GatedStore(gates=["shards/2"], fail=["shards/1"])
-    totals = RunTotals(done=7)
-    writer = ShardWriter(store, totals, threads=1)
-    hand_over(writer, range(4))
     taken = []
+    writer = ShardWriter(store, lambda: 7 + len(taken), threads=1)  # (the loop's count: 7 before, and those taken)
+    hand_over(writer, range(4))
     with pytest.raises(WriteFailed, match=r"^cannot write shards/1 to file:///runs/r \(No space left on device\); "
                                           r"the search stopped with 8 shards written and kept: fix the cause, then "
                                           r"`bmn resume file:///runs/r` finishes the run$"):
         for s in writer.written(wait_all=True):
             taken.append(s.shard)
-    store.gates["shards/2"].set()  # (a write under way finishes, in one step; it is not counted)
+    store.gates["shards/2"].set()  # (a write under way finishes, in one step; it is not taken)
     writer.close()
-    assert taken == [0] and totals.done == 8 and "shards/3" not in store.wrote  # never started
+    assert taken == [0] and "shards/3" not in store.wrote  # never started
     assert list(writer.written(wait_all=True)) == []
 
 
 def test_an_interrupt_drops_the_writes_not_started():
     store = GatedStore(gates=["shards/0"])
-    writer = ShardWriter(store, RunTotals(), threads=1)
+    writer = ShardWriter(store, done, threads=1)
     hand_over(writer, range(3))
     t0 = time.monotonic()
     assert list(writer.written(wait_all=True, until=t0 + 0.2)) == []
     assert 0.2 <= time.monotonic() - t0 < 5
     store.gates["shards/0"].set()  # the write under way finishes; those not started never start
     writer.close()
-    assert store.wrote == ["shards/0"] and writer.totals.done == 0
+    assert store.wrote == ["shards/0"] and list(writer.written()) == []
 
 
-def test_a_failed_shard_is_counted_as_failed():
-    writer = ShardWriter(GatedStore(), RunTotals(), threads=1)
+def test_a_failed_shard_is_taken_as_failed():
+    writer = ShardWriter(GatedStore(), done, threads=1)
     writer.write("shards/5", ROWS, summary(5, status="failed"))
     assert [s.status for s in writer.written(wait_all=True)] == ["failed"]
-    assert (writer.totals.done, writer.totals.failed) == (0, 1)
     writer.close()
 
 
