@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 import tomllib
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from kernels.dealspace import DealSpace
@@ -19,7 +19,7 @@ from kernels.decks import parse_deck
 from kernels.errors import BmnError
 from kernels.notation import format_deal, parse_deal
 from kernels.strategies import REGISTRY, Param, Search, Strategy, Table, get
-from kernels.strategies.base import OPTIONAL_KEYS
+from kernels.strategies.base import OPTIONAL_KEYS, key, params_of, whole
 
 from .storage import refuse_credentials
 
@@ -36,56 +36,45 @@ def strategy_tables() -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class SearchConfig:
+class SearchConfig(Search):
     """A search's config, checked and resolved once (`build_config`, `resolve`, `from_json`); never
-    changed afterwards: a resumed run's execution settings make a new value (`with_execution`)."""
+    changed afterwards: a resumed run's execution settings make a new value (`with_execution`). Its keys are
+    the Search's (kernels/strategies/base.py, declared there once) and the run's own, each declared here with
+    `key()`: KEYS, the checks and docs/strategies.md's rows come from these declarations."""
 
-    strategy: str = "random"
-    deck: str = "standard"
-    players: int = 2
-    split: list[int] | None = None
-    deals: int = 1_000_000  # deals to play in all (the strategies that read it: `readers("deals")`)
-    range: str | None = None  # exhaustive: "LO:HI" (default: the whole deal space)
-    seed: int = 1
-    min_cards: int = 1000
-    min_tricks: int = 0
-    shard_size: int = 100_000
-    deals_file: str | None = None  # deals, extend: one deal per line
-    deal: str | None = None  # ancestors: the deal whose cycle (or start) to search back from
+    strategy: str = key("random", "the strategy (bmn search --help names them)")
+    deals_file: str | None = key(None, "deals, extend: one deal per line")
     # The strategy tables the config gives, by strategy name, each its typed value as checked
     # (`[climb] pool = 100_000` -> {"climb": ClimbTable(pool=100_000)}).
     tables: dict[str, Table] = field(default_factory=dict)
     # Execution only:
-    out: str = "runs/search"
-    workers: int = 0  # 0: one per CPU of the Ray cluster, now or later
-    max_workers: int = 0  # with workers = 0: at most this many actors (0: no limit)
-    address: str | None = None
-    time_limit: float = 0  # seconds; 0: none
-    progress: bool = True
-    max_attempts: int = 3
-    in_flight: int = 2  # shards queued per worker
+    out: str = key("runs/search", "run directory or URI (s3://bucket/prefix) for the tables")
+    workers: int = key(0, "actors (0: one per CPU of the Ray cluster, now or later)", minimum=0, from_text=whole)
+    max_workers: int = key(0, "with workers = 0: at most this many actors (0: no limit)", minimum=0, from_text=whole)
+    address: str | None = key(None, "join this Ray cluster (none: RAY_ADDRESS, else a local Ray)")
+    time_limit: float = key(0, "stop after this many seconds (0: none)", minimum=0)
+    progress: bool = key(True, "show progress")
+    max_attempts: int = key(3, "tries of a shard before it is given up", from_text=whole)
+    in_flight: int = key(2, "shards queued per worker", from_text=whole)
     # Seconds a worker may spend on one shard before it is taken for stuck and the shard reissued;
     # 0: automatic (cluster/pool.py: ten times the slowest shard so far, at least five minutes).
-    shard_timeout: float = 0
+    shard_timeout: float = key(0, "seconds a worker may spend on one shard (0: automatic)", minimum=0)
     # Where the shards of the strategies with GPU kernels (random, exhaustive, states) run: "cpu"; "gpu" (one actor
     # per GPU of the cluster, nothing on the other CPUs); "auto" (an actor per GPU, each holding a CPU to
     # drive it, and CPU actors on the other CPUs; on a cluster without GPUs, CPU actors only).
-    device: str = "auto"
+    device: str = key("auto", "cpu, gpu or auto")
     # Shards a GPU actor takes per call (cluster/pool.py), played in one launch where they fit: a GPU plays
     # as much as hundreds of CPU cores, so its calls are this many of the plan's shards (the plan, and so
     # the results, are the same). 0: as many as fill the device, FILL deals for each lane it holds at once
     # (kernels/sweep/gpu.py `batch_for`, from the actor's occupancy).
-    gpu_batch: int = 0
+    gpu_batch: int = key(0, "shards a GPU worker takes per call (0: as many as fill it)", minimum=0, from_text=whole)
     # The fraction of the shards a GPU plays that a CPU actor plays again and compares (cluster/audit.py):
     # a mismatch stops the search, the shard redone on the CPU. 0: none.
-    audit: float = 0
-
-    # Filled by resolve() for the deals and extend strategies: the deals of the deals file, kept in
-    # the run directory (inputs.txt) so a run never depends on the file again; only their hash
-    # and count are part of the config.
-    input_sha256: str | None = None
-    input_count: int = 0
-    input_deals: list[str] = field(default_factory=list, repr=False)
+    audit: float = key(0, "the fraction of GPU shards played again on CPUs", minimum=0, maximum=1)
+    # Filled by resolve() for the deals and extend strategies: the deals of the deals file are kept in the run
+    # directory (inputs.txt) so a run never depends on the file again; only their hash and count are part of
+    # the config.
+    input_sha256: str | None = key(None, "the deals file's deals' sha256 (filled when the file is read)")
 
     def space(self) -> DealSpace:
         """The run's deal space, computed once (a config never changes)."""
@@ -102,10 +91,7 @@ class SearchConfig:
 
     def search(self) -> Search:
         """What the strategy plans from: the search's own values, none of the execution settings."""
-        return Search(deck=self.deck, players=self.players, split=None if self.split is None else tuple(self.split),
-                      seed=self.seed, deals=self.deals, shard_size=self.shard_size, min_cards=self.min_cards,
-                      min_tricks=self.min_tricks, range=self.range, deal=self.deal,
-                      input_deals=tuple(self.input_deals), input_count=self.input_count)
+        return Search(**{f.name: getattr(self, f.name) for f in fields(Search)})
 
     def identity(self) -> dict:
         """What determines the results: everything but the execution keys."""
@@ -132,14 +118,16 @@ class SearchConfig:
         return self.__dict__[key]
 
     def to_json(self) -> dict:
-        """The config as run.json stores it: each strategy table under its strategy's name (every key of a
-        table the config gives; none of one it does not)."""
-        values = asdict(replace(self, tables={}))
-        values.pop("input_deals")
-        values.pop("tables")
-        for name in strategy_tables():
-            values[name] = self.tables[name].keys() if name in self.tables else {}
+        """The config as run.json stores it: its keys, and its strategy's own table (every key of it, where the
+        config gives one; runs of earlier bmn also held an empty table of every other strategy)."""
+        values = {name: _plain(getattr(self, name)) for name in KEYS}
+        if self.strategy in self.tables:
+            values[self.strategy] = self.tables[self.strategy].keys()
         return values
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
 
 
 def load_toml(path: str) -> dict:
@@ -177,7 +165,7 @@ def _checked(values: dict, where: str) -> SearchConfig:
 
 
 def _top_level_keys() -> set[str]:
-    return ({f.name for f in fields(SearchConfig)} - {"input_deals", "tables"}) | set(strategy_tables())
+    return set(KEYS) | set(strategy_tables())
 
 
 def _table(name: str, value: Any, where: str) -> Table:
@@ -186,39 +174,9 @@ def _table(name: str, value: Any, where: str) -> Table:
     return REGISTRY[name].table(value, where)  # keys and values checked
 
 
-def _whole(text: str) -> int:
-    digits = text.replace("_", "")
-    if not digits.lstrip("-").isdigit():
-        raise ValueError(text)
-    return int(digits)
-
-
-def _sizes(text: str) -> list[int]:
-    return [int(x) for x in text.replace("/", ",").split(",")]
-
-
-def _key(name: str, **how) -> Param:
-    """How the top-level key `name` is checked; its default is SearchConfig's."""
-    return Param(name, SearchConfig.__dataclass_fields__[name].default, "", **how)
-
-
-_COUNT = dict(kind=int, minimum=1, from_text=_whole)
-_BOUND = dict(kind=int, minimum=0, from_text=_whole)
-_TEXT = dict(kind=str, optional=True)
-# Every top-level key but the strategy tables, checked by the same Param.coerce as a strategy's keys.
-KEYS: dict[str, Param] = {p.name: p for p in (
-    _key("strategy", kind=str), _key("deck", kind=str), _key("players", **_COUNT),
-    _key("split", kind=list, item=int, optional=True, from_text=_sizes),
-    _key("deals", **_COUNT), _key("range", **_TEXT),
-    _key("seed", kind=int, minimum=0, maximum=2**64 - 1, from_text=_whole),  # the streams' seeds are 64-bit
-    _key("min_cards", **_BOUND), _key("min_tricks", **_BOUND), _key("shard_size", **_COUNT),
-    _key("deals_file", **_TEXT), _key("deal", **_TEXT), _key("out", kind=str),
-    _key("workers", **_BOUND), _key("max_workers", **_BOUND), _key("address", **_TEXT),
-    _key("time_limit", kind=float, minimum=0), _key("progress", kind=bool),
-    _key("max_attempts", **_COUNT), _key("in_flight", **_COUNT), _key("shard_timeout", kind=float, minimum=0),
-    _key("device", kind=str), _key("gpu_batch", **_BOUND), _key("audit", kind=float, minimum=0, maximum=1),
-    _key("input_sha256", **_TEXT), _key("input_count", **_BOUND),
-)}
+# Every top-level key (the Search's and the run's own), checked by the same Param.decode as a strategy's keys.
+KEYS: dict[str, Param] = {name: p for name, p in params_of(SearchConfig).items()
+                          if name not in ("tables", "input_deals")}
 
 
 def check(config: SearchConfig, where: str = "config") -> None:
@@ -228,10 +186,10 @@ def check(config: SearchConfig, where: str = "config") -> None:
         raise BmnError(f"{where}: unknown strategy {config.strategy!r}; choose one of {', '.join(REGISTRY)}")
     strategy = config.strategy_def
     space = config.space()  # raises for a bad deck, split or player count
-    for key in OPTIONAL_KEYS:
-        if key in ("range", "deal") and getattr(config, key) is not None and key not in strategy.keys:
-            users = readers(key)
-            raise BmnError(f"{where}: {key} applies to the {' and '.join(users)} "
+    for name in OPTIONAL_KEYS:
+        if name in ("range", "deal") and getattr(config, name) is not None and name not in strategy.keys:
+            users = readers(name)
+            raise BmnError(f"{where}: {name} applies to the {' and '.join(users)} "
                            f"strateg{'ies' if len(users) > 1 else 'y'} only")
     if strategy.backward and (space.players != 2 or space.split[0] != space.split[1]):
         raise BmnError(f"{where}: the {config.strategy} strategy uses backward play, "
@@ -304,7 +262,7 @@ def resolve(config: SearchConfig) -> SearchConfig:
 
 def with_inputs(config: SearchConfig, deals: list[str]) -> SearchConfig:
     """The config holding these input deals (and their count and hash)."""
-    return replace(config, input_deals=list(deals), input_count=len(deals),
+    return replace(config, input_deals=tuple(deals), input_count=len(deals),
                    input_sha256=hashlib.sha256("\n".join(deals).encode()).hexdigest())
 
 

@@ -64,7 +64,7 @@ def reference_problems(text: str, strategy) -> list[str]:
     table = text.split(f"**`[{name}]`**", 1)[-1].split("**`[", 1)[0]
     for param in strategy.params:
         row = re.search(rf"^\| `{param.name}` \| ([^|]*) \|", table, re.M)
-        default = param.default
+        default = list(param.default) if isinstance(param.default, tuple) else param.default
         expected = {None: "none", True: "true", False: "false"}.get(default, None) \
             if default is None or isinstance(default, bool) else \
             (f'"{default}"' if isinstance(default, str) else json.dumps(default) if isinstance(default, list)

@@ -7,13 +7,14 @@ sentence and kept as written by `read`, never read as a value of the wrong type.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from cluster.config import build_config, load_toml, resolve
 from cluster.plan import Plan
-from kernels.strategies import REGISTRY, codec
+from kernels.strategies import REGISTRY, ShardParams, codec
 from kernels.strategies.atlas import AtlasShard
 from kernels.strategies.base import StreamShard
 from kernels.strategies.cycles import CyclesShard, Factory
@@ -201,3 +202,23 @@ def test_a_run_written_before_resumes_its_missing_shards(tmp_path):
         if table == "cycles":  # (the columns added since, null)
             new, old = unlabelled(new), unlabelled(with_columns(old, CYCLES_SCHEMA))
         assert new.equals(old), table
+
+
+@dataclass(frozen=True, kw_only=True)
+class Inner(ShardParams):
+    a: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outer(ShardParams):
+    xs: tuple[Inner, ...]
+
+
+def test_a_list_of_typed_values_is_decoded_at_every_depth():
+    """`tuple[X, ...]` of typed values: each item read as X (never left an unchecked dict)."""
+    from kernels.strategies.base import typed
+
+    assert typed(Outer, {"xs": [{"a": 1}, {"a": 2}]}, "p") == Outer(xs=(Inner(a=1), Inner(a=2)))
+    with pytest.raises(ValueError, match=r'^p: xs must be a list of objects, got \[\{"a": "1"\}\] \(item 0: shard '
+                                         r'parameters: a must be a whole number, got "1"\)$'):
+        typed(Outer, {"xs": [{"a": "1"}]}, "p")

@@ -168,13 +168,47 @@ def test_help_texts_name_the_strategies_that_read_a_key():
 
 def test_top_level_and_strategy_keys_are_checked_by_one_coerce():
     from cluster.config import KEYS, SearchConfig
-    from kernels.strategies.base import Param
+    from kernels.strategies.base import Param, Search, params_of
 
     assert set(KEYS) == {f for f in SearchConfig.__dataclass_fields__} - {"tables", "input_deals"}
     assert all(isinstance(p, Param) and p.default == SearchConfig.__dataclass_fields__[p.name].default
                for p in KEYS.values())
+    # the search's keys declared once, in the kernels' Search: the config's are those very declarations
+    assert {name: KEYS[name] for name in params_of(Search) if name != "input_deals"} == \
+        {name: p for name, p in params_of(Search).items() if name != "input_deals"}
     config = build_config({"deals": "1_000", "split": "20/20", "deck": "camicia", "seed": 2**64 - 1})
-    assert (config.deals, config.split, config.players, config.seed) == (1000, [20, 20], 2, 2**64 - 1)
+    assert (config.deals, config.split, config.players, config.seed) == (1000, (20, 20), 2, 2**64 - 1)
+    assert config.search() == Search(deck="camicia", players=2, split=(20, 20), seed=2**64 - 1, deals=1000)
+
+
+def test_a_wrong_value_is_one_sentence_whichever_way_it_came():
+    """The same Param.decode reads TOML, a shard's JSON and run.json: one sentence for one mistake."""
+    from cluster.config import from_json
+    from kernels.strategies import codec, get
+
+    with pytest.raises(BmnError) as toml:
+        build_config({"strategy": "climb", "climb": {"pool": "5"}})
+    with pytest.raises(ValueError) as shard:
+        codec.decode(get("climb"), '{"seed": 1, "shard": 0, "count": 5, "min_cards": 0, "min_tricks": 0, '
+                                   '"pool": "5", "top": 4, "max_states": 100, "ratio": 0.5}')
+    with pytest.raises(BmnError) as stored:
+        from_json({"strategy": "climb", "climb": {"pool": "5"}})
+    for raised in (toml, shard, stored):
+        assert str(raised.value).endswith('pool must be a whole number, got "5"'), str(raised.value)
+    with pytest.raises(BmnError, match=r'split must be a list of whole numbers or null, got \["20", 20\]$'):
+        from_json({"split": ["20", 20]})
+
+
+def test_a_run_json_holds_its_own_strategys_table_only():
+    config = build_config({"strategy": "climb", "climb": {"pool": 7}})
+    stored = config.to_json()
+    assert stored["climb"]["pool"] == 7 and not [k for k in stored if k in ("states", "construct", "census")]
+    assert "construct" not in build_config({"strategy": "random"}).to_json()
+    from cluster.config import from_json
+
+    # a run.json of an earlier bmn, with every strategy's empty table, reads back the same config
+    old = {**stored, "states": {}, "construct": {}, "census": {}}
+    assert from_json(old) == from_json(stored) == config
 
 
 def test_a_config_is_frozen_and_changes_only_into_a_new_checked_value():

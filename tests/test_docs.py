@@ -220,3 +220,19 @@ def test_every_section_cited_by_name_exists():
             elif not any(plain(h).startswith(plain(section)) for h in headings(doc)):
                 missing.append(f"{path.relative_to(ROOT)}: {cited} has no section \"{section}\"")
     assert not missing, missing
+
+
+def test_the_field_spec_table_is_the_decoders():
+    """docs/development.md, "One field spec": each annotation's kind in words is the decoder's."""
+    import re
+
+    from kernels.strategies.base import _words
+    from kernels.strategies.cycles import Factory
+
+    text = (ROOT / "docs" / "development.md").read_text().split("## One field spec", 1)[1].split("```", 2)[1]
+    hints = {"bool": bool, "int": int, "float": float, "str": str, "tuple[int, ...]": tuple[int, ...],
+             "tuple[str, ...]": tuple[str, ...], "a typed value": Factory}
+    rows = {m.group(1).strip(): m.group(2).strip() for m in re.finditer(r"^(.{19}) (.{31}) ", text, re.M)
+            if not m.group(1).startswith("annotation")}
+    assert {name: rows[name] for name in hints} == {name: _words(hint) for name, hint in hints.items()}
+    assert _words(int | None) == "a whole number or null" and rows["X | None"] == "(X's) or null"

@@ -55,7 +55,7 @@ def test_shards_outside_the_plan_are_refused():
 
 def test_the_deals_strategy_carries_its_input_deals_in_order():
     p = plan(strategy="deals", deals_file=str(ROOT / "configs" / "records.txt"), shard_size=2)
-    carried = [d for s in shards(p) for d in s.deals]
+    carried = tuple(d for s in shards(p) for d in s.deals)
     assert carried == p.config.input_deals and len(carried) == len(p.config.input_deals) > 2
     assert [s.params.index_base for s in shards(p)] == list(range(0, len(carried), 2))
 

@@ -39,7 +39,7 @@ def test_a_new_run_writes_its_config_versions_and_inputs_once(tmp_path):
     assert stored["fingerprint"] == config.fingerprint() and stored["results_version"] == RESULTS_VERSION
     assert stored["config"] == config.to_json() and "input_deals" not in stored["config"]
     assert store.read_bytes(INPUTS).decode() == "J-/--\nQ-/--\n"
-    assert read_run_config(run) == config and read_run_config(run).input_deals == ["J-/--", "Q-/--"]
+    assert read_run_config(run) == config and read_run_config(run).input_deals == ("J-/--", "Q-/--")
     # The same search again (`bmn search` run twice) opens the run as it is; another search is refused.
     assert open_run(config, store, resume=False) == config
     with pytest.raises(BmnError, match="holds a different search .*min_cards: 1000 in the run, 5 now"):
@@ -70,7 +70,7 @@ def test_a_resume_parses_and_checks_the_runs_config_once(tmp_path, monkeypatch):
     config = with_execution(read_run_config(run), {"workers": 3}, "bmn resume")
     opened = open_run(config, store, resume=True)
     assert calls == ["from_json", "check"]
-    assert opened.workers == 3 and opened.input_deals == created.input_deals == ["J-/--", "Q-/--"]
+    assert opened.workers == 3 and opened.input_deals == created.input_deals == ("J-/--", "Q-/--")
     # Given another config (the same search built anew, or none: a default one), a resume takes the
     # run's search, parsed from run.json, with the given config's execution keys.
     for given in (resolve(build_config({"strategy": "deals", "deals_file": str(tmp_path / "deals.txt"), "out": run,

@@ -28,7 +28,7 @@ def run_ancestors(deal: str, *, part: int = 0, parts: int = 1, limit: int | None
 @dataclass(frozen=True, kw_only=True)
 class AncestorsTable(Table):
     parts: int = key(1, "shards: cycle states r with r % parts == k")
-    limit: int | None = key(None, "deals kept per shard at most (none: all)", optional=True)
+    limit: int | None = key(None, "deals kept per shard at most (none: all)")
     max_states: int = key(DEFAULT_MAX_STATES, "ancestor states per shard at most")
 
 

@@ -39,7 +39,7 @@ import math
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass, make_dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..dealspace import DealSpace
 from ..decks import parse_deck
@@ -52,87 +52,119 @@ OPTIONAL_KEYS = ("deals", "seed", "range", "deals_file", "deal")
 
 @dataclass(frozen=True)
 class Param:
-    """One config key: a strategy's own (`[climb] pool`) or a search's top-level one (`deals`), checked
-    by `coerce`, the one place a config value is checked for its kind and bounds."""
+    """One field of a typed value as its annotation and `key()` say: a config key (a strategy's own, `[climb]
+    pool`, or a search's, `deals`), a shard parameter, a field of run.json. `decode` is the one place a value is
+    checked, whatever it came from (TOML, a flag, a shard's JSON, run.json): its kind by the annotation, at any
+    depth (each item of a list, each field of a nested value), then its bounds; a wrong value is the same
+    sentence whichever way it came (`count must be a whole number, got "5"`), after where it came from."""
 
     name: str
     default: Any
     doc: str
-    minimum: float | None = 1
+    hint: Any = int  # the field's annotation: bool, int, float, str, tuple[X, ...], list[X], a typed value; X | None
+    minimum: float | None = None  # (numbers only)
     maximum: float | None = None
-    kind: type = int  # int; float for a number that may have a fraction; str for text; list for a list
-    # of text; bool for true or false
-    optional: bool = False  # None (not set, or no limit) is allowed
-    item: type = str  # for a list: the kind of its items (str, or int for hand sizes)
-    # How a value given as text is read, for keys that are not text themselves (a flag's "26,26",
-    # a TOML "1_000_000"): returns the value or raises ValueError.
+    # How a value given as text is read, for a field that is not text itself (a flag's "26,26", a TOML
+    # "1_000_000"): returns the value or raises ValueError.
     from_text: Callable[[str], Any] | None = None
     # Part of what a run computes (its identity: a resume with another value is refused). False for a
     # key that only sizes or checks the work (the atlas's cpu_hours and rate).
     result: bool = True
 
-    def coerce(self, value: Any, where: str, table: str | None = None) -> Any:
-        """The value, checked, or a BmnError naming `table.name` (or `name` for a top-level key)."""
-        if value is None and self.optional:
-            return None
-        key = f"{table}.{self.name}" if table else self.name
-        if isinstance(value, str) and self.from_text is not None and self.kind is not str:
+    def decode(self, value: Any) -> Any:
+        """The value as the field holds it (a list as a tuple, a nested value typed), or a ValueError: "must
+        be ..., got ..." (the field's name and where the value came from are the caller's to say)."""
+        if isinstance(value, str) and self.from_text is not None and _base(self.hint) is not str:
             try:
                 value = self.from_text(value)
             except ValueError:
-                raise BmnError(f"{where}: {key} must be {self._kind_text()}, got {value!r}") from None
-        if self.kind is list:
-            if not isinstance(value, list) or not all(isinstance(v, self.item) for v in value):
-                raise BmnError(f"{where}: {key} must be {self._kind_text()}, got {value!r}")
-            return list(value)
-        if self.kind is str:
-            if not isinstance(value, str):
-                raise BmnError(f"{where}: {key} must be text, got {value!r}")
-            return value
-        if self.kind is bool:
-            if not isinstance(value, bool):
-                raise BmnError(f"{where}: {key} must be true or false, got {value!r}")
-            return value
-        number = (int, float) if self.kind is float else int
-        if isinstance(value, bool) or not isinstance(value, number):
-            raise BmnError(f"{where}: {key} must be {self._kind_text()}, got {value!r}")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise BmnError(f"{where}: {key} must be a finite number, got {value!r}")
-        if self.minimum is not None and value < self.minimum:
-            raise BmnError(f"{where}: {key} must " + ("not be negative" if self.minimum == 0 else
-                                                      f"be at least {self.minimum:g}") + f", got {value!r}")
-        if self.maximum is not None and value > self.maximum:
-            raise BmnError(f"{where}: {key} must be at most {self.maximum:g}, got {value!r}")
-        return value  # a whole number given for a float key stays whole (as the run's identity has it)
+                raise ValueError(_wrong(self.hint, value)) from None
+        value = _read(self.hint, value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if self.minimum is not None and value < self.minimum:
+                raise ValueError(("must not be negative" if self.minimum == 0 else f"must be at least {self.minimum:g}")
+                                 + f", got {_dumps(value)}")
+            if self.maximum is not None and value > self.maximum:
+                raise ValueError(f"must be at most {self.maximum:g}, got {_dumps(value)}")
+        return value
 
-    def _kind_text(self) -> str:
-        if self.kind is list:
-            return "a list of whole numbers, such as [26, 26]" if self.item is int else \
-                "a list of text, such as [\"0:8,1:2,2:2\"]"
-        return "a number" if self.kind is float else "a whole number"
+    def coerce(self, value: Any, where: str, table: str | None = None) -> Any:
+        """The value, decoded, or a BmnError naming `table.name` (or `name` for a top-level key)."""
+        try:
+            return self.decode(value)
+        except ValueError as error:
+            raise BmnError(f"{where}: {f'{table}.{self.name}' if table else self.name} {error}") from None
 
 
-class Search(NamedTuple):
-    """The search's own values that strategies plan from (the cluster makes one from its SearchConfig:
-    `SearchConfig.search()`); plain values, so a notebook plans and plays any strategy's shards from
-    `kernels` alone."""
+def _dumps(value: Any) -> str:
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
 
-    deck: str = "standard"
-    players: int = 2
-    split: tuple[int, ...] | None = None  # None: equal hands (or the strategy's own)
-    seed: int = 1
-    deals: int = 1_000_000  # deals (or states) to play in all, for the strategies that read it
-    shard_size: int = 100_000
-    min_cards: int = 1000
-    min_tricks: int = 0
-    range: str | None = None  # exhaustive: "LO:HI"
-    deal: str | None = None  # ancestors: HAND/HAND
-    input_deals: tuple[str, ...] = ()  # deals, extend: the deals file's deals
-    input_count: int | None = None  # how many (None: len(input_deals); a run's config read back for its plan
-    # alone, whose deals are not read, says it)
 
-    def inputs(self) -> int:
-        return len(self.input_deals) if self.input_count is None else self.input_count
+def _optional(hint: Any) -> bool:
+    return type(None) in typing.get_args(hint) and typing.get_origin(hint) is not tuple
+
+
+def _base(hint: Any) -> Any:
+    """The type a value of the hint holds (X of X | None)."""
+    if _optional(hint):
+        return next(a for a in typing.get_args(hint) if a is not type(None))
+    return hint
+
+
+def _words(hint: Any) -> str:
+    """The kind of a value of this type, in words."""
+    base = _base(hint)
+    what = {bool: "true or false", int: "a whole number", float: "a number", str: "text"}.get(base)
+    if what is None and typing.get_origin(base) in (tuple, list):
+        item = _words(typing.get_args(base)[0])
+        what = f"a list of {'text' if item == 'text' else item.removeprefix('an ').removeprefix('a ') + 's'}"
+    if what is None:
+        what = "an object"
+    return what + (" or null" if _optional(hint) else "")
+
+
+def _wrong(hint: Any, value: Any) -> str:
+    return f"must be {_words(hint)}, got {_dumps(value)}"
+
+
+def _read(hint: Any, value: Any) -> Any:
+    """A value of the hint's type from its JSON (or TOML) form, checked at any depth: a ValueError otherwise."""
+    if value is None and _optional(hint):
+        return None
+    base = _base(hint)
+    if base is bool:
+        ok = isinstance(value, bool)
+    elif base is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif base is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if ok and not math.isfinite(value):
+            raise ValueError(f"must be a finite number, got {_dumps(value)}")
+    elif base is str:
+        ok = isinstance(value, str)
+    elif typing.get_origin(base) in (tuple, list):
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(_wrong(hint, value))
+        items = []
+        for i, v in enumerate(value):
+            try:
+                items.append(_read(typing.get_args(base)[0], v))
+            except ValueError as error:  # (a nested value's own sentence says which of its keys)
+                nested = _words(typing.get_args(base)[0]) == "an object"
+                raise ValueError(_wrong(hint, value) + (f" (item {i}: {error})" if nested else "")) from None
+        return tuple(items) if typing.get_origin(base) is tuple else items
+    elif isinstance(base, type) and hasattr(base, "from_json"):  # a nested typed value
+        if not isinstance(value, dict):
+            raise ValueError(_wrong(hint, value))
+        return base.from_json(value)
+    else:
+        raise TypeError(f"no JSON form for a field of type {hint!r}")
+    if not ok:
+        raise ValueError(_wrong(hint, value))
+    return value
 
 
 PARAM = "bmn.param"  # where a table's field keeps what `key()` declared
@@ -140,14 +172,33 @@ UNSAID = "bmn.unsaid"  # a field left out of its JSON form (and of a run's ident
 
 
 def key(default: Any, doc: str, *, unsaid: bool = False, **how) -> Any:
-    """A config key of a strategy's table, as a field of its typed `Table`: its default and doc, and how it
-    is checked (Param's minimum, maximum, kind, optional, item, from_text, result). A list's default is
-    given as a tuple (a frozen value). `unsaid`: a key added after runs of its strategy were made, whose
-    default computes what those runs did: at its default it is left out of the run's identity and of its
-    shards' parameters, so those runs resume and their shard files stay theirs."""
+    """A config key, as a field of a typed value (a strategy's `Table`, the `Search`): its default and doc,
+    and its bounds (Param's minimum, maximum, from_text, result; a number's minimum is 1 unless said); its kind
+    is its annotation's. A list's default is given as a tuple (a frozen value). `unsaid`: a key added after runs
+    were made, whose default computes what those runs did: at its default it is left out of the run's identity
+    and of its shards' parameters, so those runs resume and their shard files stay theirs."""
     if isinstance(default, list):
         default = tuple(default)
     return field(default=default, metadata={PARAM: {"doc": doc, **how}, **({UNSAID: True} if unsaid else {})})
+
+
+def params_of(cls: type) -> dict[str, Param]:
+    """Each field of a typed value as its Param (its annotation, and what `key()` declared where it did), by
+    name, in field order: the one spec its values are decoded by."""
+    return _params(cls)
+
+
+@functools.cache
+def _params(cls: type) -> dict[str, Param]:
+    hints = typing.get_type_hints(cls)
+    out = {}
+    for f in fields(cls):
+        how = dict(f.metadata.get(PARAM, {}))
+        default = None if f.default is MISSING else f.default
+        if PARAM in f.metadata and "minimum" not in how and _base(hints[f.name]) in (int, float):
+            how["minimum"] = 1
+        out[f.name] = Param(f.name, default, how.pop("doc", ""), hints[f.name], **how)
+    return out
 
 
 def unsaid(default: Any) -> Any:
@@ -156,15 +207,51 @@ def unsaid(default: Any) -> Any:
     return field(default=default, metadata={UNSAID: True})
 
 
+def whole(text: str) -> int:
+    """A whole number as text ("1_000_000", a flag's "26"): from_text of the keys that are one."""
+    digits = text.replace("_", "")
+    if not digits.lstrip("-").isdigit():
+        raise ValueError(text)
+    return int(digits)
+
+
+def sizes(text: str) -> tuple[int, ...]:
+    """Hand sizes as text ("26,26" or "18/17/17")."""
+    return tuple(int(x) for x in text.replace("/", ",").split(","))
+
+
+@dataclass(frozen=True)
+class Search:
+    """The search's own values that strategies plan from, each key declared here once (its default, doc and
+    bounds: the config reader's check, the key list and docs/strategies.md's rows come from it; the cluster's
+    SearchConfig adds the run's own keys). Plain values, so a notebook plans and plays any strategy's shards
+    from `kernels` alone."""
+
+    deck: str = key("standard", "standard, camicia or VALUE:COUNT,...")
+    players: int = key(2, "number of hands (equal split)", from_text=whole)
+    split: tuple[int, ...] | None = key(None, "hand sizes, e.g. 26,26 (none: equal hands, or the strategy's own)",
+                                        from_text=sizes)
+    seed: int = key(1, "the seed of the random streams (64 bits)", minimum=0, maximum=2**64 - 1, from_text=whole)
+    deals: int = key(1_000_000, "deals (or states) to play in all, for the strategies that read it", from_text=whole)
+    shard_size: int = key(100_000, "deals per shard", from_text=whole)
+    min_cards: int = key(1000, "keep finite games of at least this many cards", minimum=0, from_text=whole)
+    min_tricks: int = key(0, "also keep finite games of at least this many tricks", minimum=0, from_text=whole)
+    range: str | None = key(None, "exhaustive: the rank range LO:HI (none: the whole deal space)")
+    deal: str | None = key(None, "ancestors: the deal (HAND/HAND) to search back from")
+    # deals, extend: the deals file's deals, and how many (a run's config read back for its plan alone, whose
+    # deals are not read, says it: filled by the cluster, never a config's key)
+    input_deals: tuple[str, ...] = field(default=(), repr=False)
+    input_count: int = key(0, "the deals file's deals (filled when the file is read)", minimum=0)
+
+    def inputs(self) -> int:
+        return len(self.input_deals) or self.input_count
+
+
 def said(value: Any) -> dict:
     """A typed value's fields by name in their JSON form, without those left unsaid at their default (the
     one rule for a table's stated keys and a shard's parameters)."""
     return {f.name: _plain(getattr(value, f.name)) for f in fields(value)
             if not (f.metadata.get(UNSAID) and getattr(value, f.name) == f.default)}
-
-
-def _frozen(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
 
 
 def _plain(value: Any) -> Any:
@@ -176,64 +263,34 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _kind(hint: Any) -> tuple[Callable[[Any], bool], str, Callable[[Any], Any]]:
-    """How a field of this type is read from JSON: (whether a value is of it, its kind in words, the value
-    as the field holds it)."""
-    if hint is bool:
-        return (lambda v: isinstance(v, bool)), "true or false", lambda v: v
-    if hint is int:
-        return (lambda v: isinstance(v, int) and not isinstance(v, bool)), "a whole number", lambda v: v
-    if hint is float:
-        return (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)), "a number", lambda v: v
-    if hint is str:
-        return (lambda v: isinstance(v, str)), "text", lambda v: v
-    if isinstance(hint, type) and hasattr(hint, "from_json"):  # a nested typed value
-        return (lambda v: isinstance(v, dict)), "an object", hint.from_json
-    args = typing.get_args(hint)
-    if typing.get_origin(hint) is tuple and len(args) == 2 and args[1] is Ellipsis:
-        fits, what, _ = _kind(args[0])
-        return (lambda v: isinstance(v, list) and all(map(fits, v))), f"a list of {what.removeprefix('a ')}s", tuple
-    if type(None) in args and len(args) == 2:  # X | None
-        fits, what, read = _kind(next(a for a in args if a is not type(None)))
-        return (lambda v: v is None or fits(v)), f"{what} or null", lambda v: None if v is None else read(v)
-    raise TypeError(f"no JSON form for a field of type {hint!r}")
-
-
-@functools.cache
-def _schema(cls: type) -> dict:
-    """Each field of a typed value: how it is read from JSON (from its declared type, once per class)."""
-    hints = typing.get_type_hints(cls)
-    return {f.name: (_kind(hints[f.name]), f.default is MISSING and f.default_factory is MISSING)
-            for f in fields(cls)}
-
-
 def typed(cls: type, values: Any, what: str) -> Any:
-    """A typed value from its JSON form, every field checked against its declared type: an unknown key, a
-    missing one or a value of the wrong kind is a ValueError of one sentence (never a value of the wrong
-    type). `what`: what the value is, for that sentence ("shard parameters", "the factory's table")."""
+    """A typed value from its JSON form, every field decoded by its Param (`Param.decode`: its kind at any
+    depth, its bounds): an unknown key, a missing one or a wrong value is a ValueError of one sentence
+    (never a value of the wrong type). `what`: what the value is, for that sentence ("shard parameters")."""
     if not isinstance(values, dict):
         raise ValueError(f"{what} are a JSON object, not {type(values).__name__}")
-    schema = _schema(cls)
-    unknown = sorted(set(values) - set(schema))
+    spec = params_of(cls)
+    unknown = sorted(set(values) - set(spec))
     if unknown:
-        raise ValueError(f"{what} have no key {unknown[0]!r} (known: {', '.join(schema)})")
-    missing = [name for name, (_, required) in schema.items() if required and name not in values]
+        raise ValueError(f"{what} have no key {unknown[0]!r} (known: {', '.join(spec)})")
+    required = [f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING]
+    missing = [name for name in required if name not in values]
     if missing:
         raise ValueError(f"{what} are missing {missing[0]!r}")
     out = {}
     for name, value in values.items():
-        (fits, kind, read), _ = schema[name]
-        if not fits(value):
-            raise ValueError(f"{what}: {name} must be {kind}, got {json.dumps(value)}")
-        out[name] = read(value)
+        try:
+            out[name] = spec[name].decode(value)
+        except ValueError as error:
+            raise ValueError(f"{what}: {name} {error}") from None
     return cls(**out)
 
 
 def keys_of(table: type) -> type:
-    """A strategy's table keys as plain fields (their defaults, and whether each is left unsaid at it), for a
-    shard's Params to take beside its own: the Params copy the table's keys, they are not a table."""
+    """A strategy's table keys as fields (their annotations, defaults and specs: a shard's JSON is decoded as its
+    table's TOML is), for a shard's Params to take beside its own: the Params copy the table's keys."""
     hints = typing.get_type_hints(table)
-    copied = [(f.name, hints[f.name], field(default=f.default, metadata={UNSAID: f.metadata.get(UNSAID, False)}))
+    copied = [(f.name, hints[f.name], field(default=f.default, metadata=f.metadata))
               for f in fields(table) if PARAM in f.metadata]
     keys = make_dataclass(f"{table.__name__.removesuffix('Table')}Keys", copied, frozen=True, kw_only=True)
     keys.__module__ = table.__module__
@@ -247,15 +304,8 @@ class Table:
     @classmethod
     def params(cls) -> tuple[Param, ...]:
         """Its keys as `Param`s: how each is checked and documented (docs/strategies.md)."""
-        out = []
-        for f in fields(cls):
-            if PARAM in f.metadata:
-                how = dict(f.metadata[PARAM])
-                default = list(f.default) if isinstance(f.default, tuple) else f.default
-                if "kind" not in how and isinstance(default, (bool, float, str, list)):
-                    how["kind"] = type(default)
-                out.append(Param(f.name, default, how.pop("doc"), **how))
-        return tuple(out)
+        keyed = {f.name for f in fields(cls) if PARAM in f.metadata}
+        return tuple(p for name, p in params_of(cls).items() if name in keyed)
 
     @classmethod
     def of(cls, values: dict | None, name: str, where: str = "config") -> Table:
@@ -268,7 +318,7 @@ class Table:
             if not known:
                 raise BmnError(f"{where}: the {name} strategy takes no [{name}] table")
             raise BmnError(f"{where}: unknown key {unknown[0]!r} in [{name}]; known keys are {', '.join(known)}")
-        return cls(**{k: _frozen(known[k].coerce(v, where, name)) for k, v in values.items()})
+        return cls(**{k: known[k].coerce(v, where, name) for k, v in values.items()})
 
     def values(self) -> dict:
         """Its keys' values by name, as they are (to build a shard's Params from)."""

@@ -48,7 +48,7 @@ def splits_of(total: int, players: int) -> list[tuple[int, ...]]:
 
 @dataclass(frozen=True, kw_only=True)
 class CensusTable(Table):
-    decks: tuple[str, ...] = key([], "more compositions censused in the same run (deck specs)", kind=list)
+    decks: tuple[str, ...] = key([], "more compositions censused in the same run (deck specs)")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -60,10 +60,10 @@ from .base import EverySplit, Example, Shard, ShardParams, ShardPlan, Table, key
 
 @dataclass(frozen=True, kw_only=True)
 class ConstructTable(Table):
-    small: str = key("J-", "the gadget's small hand, top card first", kind=str)
+    small: str = key("J-", "the gadget's small hand, top card first")
     tail: str = key("-", "the cards after the genes in the big hand: each gene starts with them and its block ends "
-                         "with them (empty: none)", kind=str)
-    per_gene: str = key("J", "a card each gene holds exactly one of (empty: genes of any cards)", kind=str)
+                         "with them (empty: none)")
+    per_gene: str = key("J", "a card each gene holds exactly one of (empty: genes of any cards)")
     max_piece: int = key(17, "cards of every gene of a multiset but the last at most (found once per worker, every "
                              "composition in one search; the last gene's composition is searched exactly)")
     lookahead: int = key(3, "a piece's successors (with itself) that must stay pieces while its cards are chosen")
@@ -73,16 +73,16 @@ class ConstructTable(Table):
     max_states: int = key(DEFAULT_MAX_STATES, "ancestor states a cycle's closure search visits at most")
     long_gene: tuple[str, ...] = key((), "long genes to search and build with: compositions (VALUE:COUNT,...) or "
                                          "lengths (every composition of that many cards with one per_gene card); "
-                                         "the plan is then theirs", kind=list, unsaid=True)
+                                         "the plan is then theirs", unsaid=True)
     shard_choices: int = key(50_000_000, "choices a shard of a long composition's gene search makes, about (from "
                                           "Knuth's estimate)", unsaid=True)
     max_choices: int = key(0, "long compositions whose search Knuth's estimate puts above this many choices are "
                                 "left out of the plan (0: none)", minimum=0, unsaid=True)
     known: tuple[str, ...] = key((), "long compositions searched to their end, with their genes, not searched again: "
                                      "\"COMPOSITION = GENE GENE ...\" (filled from the genes library when a run "
-                                     "starts)", kind=list, unsaid=True)
+                                     "starts)", unsaid=True)
     library: str = key("", "the genes library (a folder or s3:// URI) a run reads its known compositions from and "
-                           "adds those it searches to the end to (empty: genes beside the run's folder)", kind=str,
+                           "adds those it searches to the end to (empty: genes beside the run's folder)",
                        unsaid=True, result=False)
 
 

@@ -70,7 +70,7 @@ def closed(space, played: ShardResult, max_states: int) -> ShardResult:
 class StatesTable(Table):
     max_states: int = key(DEFAULT_MAX_STATES, "ancestor states a cycle's closure search visits at most")
     max_imbalance: int | None = key(None, "only states whose hands are at most this many cards from equal hands "
-                                          "(|hand 1 - hand 2| // 2; not set: every state)", minimum=0, optional=True,
+                                          "(|hand 1 - hand 2| // 2; not set: every state)", minimum=0,
                                     unsaid=True)
 
 

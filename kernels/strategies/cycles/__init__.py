@@ -61,7 +61,7 @@ class Factory(Table):
     seed_plain: int = key(8, "plain cards of the seed deck", minimum=0)
     seed_penalty: int = key(2, "cards of each penalty value in the seed deck (at most the deck's)", minimum=0)
     seed_deck: str | None = key(None, "the seed deck itself, cards of the deck (instead of seed_plain and "
-                                      "seed_penalty)", kind=str, optional=True)
+                                      "seed_penalty)")
     seed_states: int = key(20_000, "random states of the seed deck played for seeds", minimum=0)
     width: int = key(64, "cycles kept per generation")
     children: int = key(4096, "insertions tried per cycle per generation (all of them, if fewer)")
