@@ -64,6 +64,9 @@ class ShardSummary:
     results_version: int | None = RESULTS_VERSION  # what computed it (None: not recorded)
     run: str | None = None  # the fingerprint of the run that wrote it (None: written before runs signed shards)
     audit: str | None = None  # a GPU shard played again on a CPU: "matched", or "mismatch" (cluster/audit.py)
+    # its parameters' text as its file holds them where that is an earlier form of them (a nested table, read
+    # flat: codec.read), so the file and the shards table write it back as it was; None: as `params` encodes
+    written: str | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, played: PlayedShard, *, run: str | None, audit: str | None = None) -> ShardSummary:
@@ -80,12 +83,17 @@ class ShardSummary:
 
     def flat(self) -> dict:
         """Its values as its file and the shards table hold them, the figures among the others."""
-        return {**{f.name: getattr(self, f.name) for f in fields(self) if f.name != "figures"}, **self.figures.flat()}
+        return {**{f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("figures", "written")},
+                **self.figures.flat()}
+
+    def params_text(self) -> str:
+        """Its parameters as its file holds them (codec.encode's form, or the earlier form it was written in)."""
+        return self.written if self.written is not None else codec.encode(self.params)
 
     def to_json(self) -> dict:
         values = self.flat()
         figures = self.figures
-        values.update(params=codec.encode(self.params), histogram={str(k): v for k, v in figures.histogram.items()},
+        values.update(params=self.params_text(), histogram={str(k): v for k, v in figures.histogram.items()},
                       wins=list(figures.wins), longest=None if figures.longest is None else game_json(figures.longest),
                       cycle_ids=list(figures.cycle_ids))
         if self.results_version is None:
@@ -112,8 +120,10 @@ class ShardSummary:
             raise ValueError("not a shard summary")
         known = {f.name for f in fields(cls)} - {"figures"}
         summary = dict((k, v) for k, v in values.items() if k in known)
-        summary.update(params=_params(values.get("strategy"), values.get("params")),
-                       results_version=values.get("results_version"))
+        params = _params(values.get("strategy"), values.get("params"))
+        written = values["params"] if isinstance(params, ShardParams) and codec.encode(params) != values["params"] \
+            else None
+        summary.update(params=params, written=written, results_version=values.get("results_version"))
         figures = {**values, "histogram": {int(k): int(v) for k, v in values.get("histogram", {}).items()},
                    "wins": tuple(values.get("wins", ())), "cycle_ids": tuple(values.get("cycle_ids", ()))}
         if values.get("cycle_rows") is not None:
@@ -126,7 +136,7 @@ class ShardSummary:
     def manifest_row(self) -> dict:
         """The row of the run's shards table (its parameters as the codec writes them)."""
         flat = self.flat()
-        return {**{name: flat[name] for name in SHARDS_SCHEMA.names}, "params": codec.encode(self.params)}
+        return {**{name: flat[name] for name in SHARDS_SCHEMA.names}, "params": self.params_text()}
 
 
 def _params(strategy: str, text: str) -> ShardParams | codec.Unread:

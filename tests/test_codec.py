@@ -48,11 +48,15 @@ def test_the_text_is_what_bmn_has_always_written():
                        min_cards=0, min_tricks=0)
     assert json.loads(codec.encode(exact)) == {"balanced": False, "basins": True, "deck": "0:2,1:1", "deck_shards": 2,
                                                "hi": 3, "lo": 0, "min_cards": 0, "min_tricks": 0, "split": [2, 1]}
-    # A nested value (the factory's growth settings) as an object, every key written.
-    beam = CyclesShard(deck="camicia", seed=1, shard=3, params=Factory(tries=5))
-    assert json.loads(codec.encode(beam))["params"]["tries"] == 5 and \
-           len(json.loads(codec.encode(beam))["params"]) == 12
+    # A strategy's table keys copied among the shard's own (the factory's growth settings), every key written;
+    # the form of earlier runs, those keys nested under "params", read back flat, as the same parameters.
+    beam = CyclesShard(deck="camicia", seed=1, shard=3, **{**Factory().values(), "tries": 5})
+    flat = json.loads(codec.encode(beam))
+    assert flat["tries"] == 5 and len(flat) == 3 + 12 and Factory.taken_from(beam) == Factory(tries=5)
     assert codec.decode(REGISTRY["cycles"], codec.encode(beam)) == beam
+    nested = json.dumps({"deck": "camicia", "params": {**Factory().keys(), "tries": 5}, "seed": 1, "shard": 3},
+                        sort_keys=True)
+    assert codec.read(REGISTRY["cycles"], nested) == beam
 
 
 RANDOM = '{"count": 30, "min_cards": 0, "min_tricks": 0, "seed": 7, "shard": 2}'

@@ -26,6 +26,7 @@ from kernels.strategies.construct import (
     long_plan,
     parse_composition,
     run_long,
+    shard_keys,
 )
 
 J_, T_ = (1, 0), (0,)
@@ -136,7 +137,7 @@ def test_a_long_gene_the_deck_cannot_hold_is_one_sentence(table, sentence):
 
 
 def long_shards(table: ConstructTable, deck: str = SMALL_DECK) -> list[ConstructShard]:
-    return [ConstructShard(deck=deck, table=table, search=GENE_SEARCH, **fields)
+    return [ConstructShard(deck=deck, search=GENE_SEARCH, **shard_keys(table), **fields)
             for fields in long_plan(Gadget(deck, table))]
 
 

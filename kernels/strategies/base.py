@@ -39,7 +39,7 @@ import math
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass, make_dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ..dealspace import DealSpace
 from ..decks import parse_deck
@@ -286,12 +286,13 @@ def typed(cls: type, values: Any, what: str) -> Any:
     return cls(**out)
 
 
-def keys_of(table: type) -> type:
+def keys_of(table: type, but: tuple[str, ...] = ()) -> type:
     """A strategy's table keys as fields (their annotations, defaults and specs: a shard's JSON is decoded as its
-    table's TOML is), for a shard's Params to take beside its own: the Params copy the table's keys."""
+    table's TOML is), for a shard's Params to take beside its own: the Params copy the table's keys (`but` those
+    that only plan, which no shard computes with)."""
     hints = typing.get_type_hints(table)
     copied = [(f.name, hints[f.name], field(default=f.default, metadata=f.metadata))
-              for f in fields(table) if PARAM in f.metadata]
+              for f in fields(table) if PARAM in f.metadata and f.name not in but]
     keys = make_dataclass(f"{table.__name__.removesuffix('Table')}Keys", copied, frozen=True, kw_only=True)
     keys.__module__ = table.__module__
     return keys
@@ -319,6 +320,12 @@ class Table:
                 raise BmnError(f"{where}: the {name} strategy takes no [{name}] table")
             raise BmnError(f"{where}: unknown key {unknown[0]!r} in [{name}]; known keys are {', '.join(known)}")
         return cls(**{k: known[k].coerce(v, where, name) for k, v in values.items()})
+
+    @classmethod
+    def taken_from(cls, holder: Any) -> Table:
+        """The table whose keys a value holds (a shard's Params, which copy them: keys_of; a key they leave out
+        at its default)."""
+        return cls(**{p.name: getattr(holder, p.name) for p in cls.params() if hasattr(holder, p.name)})
 
     def values(self) -> dict:
         """Its keys' values by name, as they are (to build a shard's Params from)."""
@@ -359,16 +366,29 @@ class ShardParams:
     written by kernels/strategies/codec.py) is the shard's `params` in its summary and in the shards table:
     the fields by name, a nested value as an object, a tuple as a list, and a field left unsaid at its
     default left out (`unsaid`, `key(..., unsaid=True)`), so the shards of runs made before that field was
-    added keep their parameters."""
+    added keep their parameters. A strategy's table keys are copied among its fields (`keys_of`), never nested:
+    the keys that an earlier form nested them under (`flattened`) are read back flat."""
+
+    flattened: ClassVar[tuple[str, ...]] = ()  # keys of earlier forms whose objects' keys are now the Params' own
 
     def to_json(self) -> dict:
         return said(self)
 
     @classmethod
+    def flat(cls, values: Any) -> Any:
+        """A JSON form with the objects of an earlier form's nesting keys (`flattened`) spread among its own."""
+        if not isinstance(values, dict) or not any(isinstance(values.get(k), dict) for k in cls.flattened):
+            return values
+        out = {k: v for k, v in values.items() if k not in cls.flattened}
+        for k in cls.flattened:
+            out.update(values.get(k) or {})
+        return out
+
+    @classmethod
     def from_json(cls, values: dict) -> ShardParams:
-        """The value of a JSON form (to_json's, of this bmn or an earlier one): a key missing that has no
-        default, one it does not know, or a value of the wrong kind is a ValueError of one sentence."""
-        return typed(cls, values, "shard parameters")
+        """The value of a JSON form (to_json's, of this bmn or an earlier one, flattened): a key missing that has
+        no default, one it does not know, or a value of the wrong kind is a ValueError of one sentence."""
+        return typed(cls, cls.flat(values), "shard parameters")
 
 
 @dataclass(frozen=True, kw_only=True)

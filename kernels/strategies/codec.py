@@ -8,10 +8,12 @@ runs made before that field was added keep their parameters, and those runs resu
 form, so nothing names it; a second one would be told apart by a key of the summary.
 
 `decode` is strict: a strategy's parameters, every value of its declared type, or a ValueError of one
-sentence. `read`, for what a run kept, never fails: parameters that do not read back as exactly the
-text they were written as (another bmn's, another strategy's, a value of the wrong type, a form no
-plan of this bmn makes) are kept `Unread`, as written, with that sentence: such a shard is never this
-run's (its plan's parameters are typed), and its summary writes them out unchanged.
+sentence. A form of earlier runs that nested a strategy's table keys (`ShardParams.flattened`) is read
+flat. `read`, for what a run kept, never fails: parameters that do not read back as exactly the text
+they were written as, or as their earlier form flattened (another bmn's, another strategy's, a value of
+the wrong type, a form no plan of this bmn makes) are kept `Unread`, as written, with that sentence:
+such a shard is never this run's (its plan's parameters are typed), and its summary writes them out
+unchanged.
 """
 
 from __future__ import annotations
@@ -59,4 +61,7 @@ def read(strategy: Strategy | None, text: str) -> ShardParams | Unread:
         params = decode(strategy, text)
     except ValueError as error:
         return Unread(text, str(error))
-    return params if encode(params) == text else Unread(text, f"written as {text}, not as {encode(params)}")
+    values = json.loads(text)
+    flat = strategy.Params.flat(values)  # (an earlier form, its nested keys spread: as this bmn writes it)
+    written = text if flat is values else json.dumps(flat, sort_keys=True)
+    return params if encode(params) == written else Unread(text, f"written as {text}, not as {encode(params)}")

@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import ClassVar
 
 import numpy as np
 
@@ -55,7 +56,7 @@ from ..errors import BmnError
 from ..notation import format_deal, format_hand, parse_hand
 from ..play import play
 from ..tally import Candidate, CycleRow, GeneRow, ShardResult
-from .base import EverySplit, Example, Shard, ShardParams, ShardPlan, Table, key, unsaid
+from .base import EverySplit, Example, Shard, ShardParams, ShardPlan, Table, key, keys_of, unsaid
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,21 +88,23 @@ class ConstructTable(Table):
 
 
 MULTISETS, SEARCH, LIBRARY = "multisets", "search", "library"  # what a shard does
+PLAN_ONLY = ("known", "library")  # [construct] keys that only plan: no shard computes with them
 GENE_SEARCH = 2  # the gene search this bmn runs (ConstructShard.search)
 
 
 @dataclass(frozen=True, kw_only=True)
-class ConstructShard(ShardParams):
+class ConstructShard(ShardParams, keys_of(ConstructTable, but=PLAN_ONLY)):
     """`multisets`: every multiset of gene compositions whose least is `first` (cards of each value 0..9) and whose
     last gene is found by the exact search (`exact`) or in the library of genes of at most max_piece cards.
     `search`: the long composition `first`'s genes below part `part` of `parts` of its search's frontier `depth`
     cards past the tail (depth 0: the whole search), and every cycle they build. `library`: the cycles of `genes`
-    (the long composition's, from the genes library)."""
+    (the long composition's, from the genes library). The [construct] keys are its own (`table`: them as a
+    table)."""
 
+    flattened: ClassVar[tuple[str, ...]] = ("table",)  # (earlier runs nested the [construct] keys under "table")
     deck: str
     first: tuple[int, ...]
     exact: bool
-    table: ConstructTable
     # Which gene search found its genes: 1, the lookahead search of earlier bmn; 2, kernels/genes.py (the same genes,
     # but max_nodes counts its choices, so a budget cuts other compositions short). A plan makes GENE_SEARCH's
     # shards: an earlier run's shard files are not the run's, and a resume computes them again.
@@ -111,6 +114,10 @@ class ConstructShard(ShardParams):
     part: int = unsaid(0)
     parts: int = unsaid(0)
     genes: tuple[str, ...] = unsaid(())
+
+    @property
+    def table(self) -> ConstructTable:
+        return ConstructTable.taken_from(self)
 
 
 class Gadget:
@@ -384,6 +391,11 @@ def run_long(deck: str, params: ConstructShard) -> ShardResult:
     return built.result
 
 
+def shard_keys(table: ConstructTable) -> dict:
+    """The [construct] keys a shard computes with (all but PLAN_ONLY)."""
+    return {k: v for k, v in table.values().items() if k not in PLAN_ONLY}
+
+
 def _gene_choices(gene_sets, comps):
     """One gene of each composition, a multiset: where a composition repeats, its genes in non-decreasing order."""
     def rec(i, lo, chosen):
@@ -459,7 +471,7 @@ class Construct(EverySplit):
     example = Example(
         search=dict(deck="0:6,1:2,2:2,3:2,4:2"),
         table=dict(max_states=100_000),
-        pin="a8845c2d9a39542647ef24b9240bc3cfb4a383506da3d7f64118fc71218130bc",
+        pin="db162b6ccbe72a683782d335487bc51fbd59df9135c3e9facec806df76e91e68",
     )
     warm_group = "backward"
     own_table = "genes"
@@ -492,11 +504,11 @@ class Construct(EverySplit):
         if table.long_gene:
             shards = long_plan(g)
             return ShardPlan(len(shards), lambda k: Shard(k, self.name, ConstructShard(
-                deck=deck, table=table, search=GENE_SEARCH, **shards[k])))
+                deck=deck, search=GENE_SEARCH, **shard_keys(table), **shards[k])))
         firsts = g.firsts()
         n = len(firsts)  # the multisets of library genes first (quick), then those with an exact last gene
         return ShardPlan(2 * n, lambda k: Shard(k, self.name, ConstructShard(
-            deck=deck, first=firsts[k % n], exact=k >= n, table=table, search=GENE_SEARCH)))
+            deck=deck, first=firsts[k % n], exact=k >= n, search=GENE_SEARCH, **shard_keys(table))))
 
     def run(self, space, params: ConstructShard, deals=(), device="cpu"):
         if params.search != GENE_SEARCH:

@@ -40,11 +40,12 @@ substitutions, swaps and moves), `player` (playing children), `beam` (seeds and 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ...decks import Deck, parse_deck
 from ...errors import BmnError
 from ...tally import ShardResult
-from ..base import Example, Shard, ShardParams, ShardPlan, Strategy, Table, key
+from ..base import Example, Shard, ShardParams, ShardPlan, Strategy, Table, key, keys_of
 from .beam import BARREN_DRAWS, Beam
 from .found import declare
 from .player import Player
@@ -80,13 +81,13 @@ class CyclesTable(Factory):
 
 
 @dataclass(frozen=True, kw_only=True)
-class CyclesShard(ShardParams):
-    """One beam: the target deck's cycles grown from its random stream (seed, shard)."""
+class CyclesShard(ShardParams, keys_of(Factory)):
+    """One beam: the target deck's cycles grown from its random stream (seed, shard), with the factory's keys."""
 
+    flattened: ClassVar[tuple[str, ...]] = ("params",)  # (earlier runs nested the factory's keys under "params")
     deck: str
     seed: int
     shard: int
-    params: Factory
 
 
 FACTORY = Factory()
@@ -117,7 +118,7 @@ class Cycles(Strategy):
     example = Example(
         search=dict(deck="0:8,1:2,2:2,3:2,4:2", seed=3),
         table=dict(beams=2, tries=8000, seed_plain=6, seed_states=4000, variations=300),
-        pin="8a173e98d4b5b06342dfd322f6269b2546f529b700da075753982b86e38942bc",
+        pin="b76b750da2e37b8d18d0ff076b8988bd81714d696f023d47fea7e2689871b52d",
     )
     warm_group = "backward"
     Table = CyclesTable
@@ -133,12 +134,12 @@ class Cycles(Strategy):
                                f"{space.deck.spec()}")
 
     def plan(self, search, space, table: CyclesTable):
-        factory = Factory(**{k: v for k, v in table.values().items() if k != "beams"})
+        factory = Factory.taken_from(table).values()
         return ShardPlan(table.beams, lambda k: Shard(k, self.name, CyclesShard(
-            deck=space.deck.spec(), seed=search.seed, shard=k, params=factory)))
+            deck=space.deck.spec(), seed=search.seed, shard=k, **factory)))
 
     def run(self, space, params: CyclesShard, deals=(), device="cpu"):
-        return run_cycles(parse_deck(params.deck), params.seed, params.shard, params.params)
+        return run_cycles(parse_deck(params.deck), params.seed, params.shard, Factory.taken_from(params))
 
     def warm_up(self, space, device="cpu"):
         run_cycles(Deck.from_table({0: 6, 1: 2, 2: 2}), 0, 0, Factory(tries=400, seed_states=200, max_states=64))
