@@ -73,7 +73,7 @@ def family_of(deck: str) -> str:
 def load(sources: list[str]) -> pd.DataFrame:
     """The rows of CSVs written by --write-csv, of atlas runs (their atlas tables) and of `states` runs (a
     hunt: one sampled row of its deck's random states), in the order given."""
-    from cluster.runmeta import read_run_config
+    from cluster.runs.runmeta import read_run_config
 
     frames = []
     for source in sources:
@@ -82,7 +82,7 @@ def load(sources: list[str]) -> pd.DataFrame:
         elif read_run_config(source).strategy == "states":
             frames.append(hunt_row(source))
         else:
-            from cluster.query import query
+            from cluster.commands.query import query
 
             frame = query([source], "SELECT * FROM atlas").to_pandas()
             frame["family"] = [family_of(d) for d in frame["deck"]]
@@ -93,9 +93,9 @@ def load(sources: list[str]) -> pd.DataFrame:
 def hunt_row(uri: str) -> pd.DataFrame:
     """A `states` run as one sampled row of its deck: the states played, those whose games cycled (with the
     exact 95% interval on their rate), its distinct cycles and their periods, its CPU time."""
-    from cluster.atlas import rate_interval
-    from cluster.query import query
-    from cluster.runmeta import read_run_config
+    from cluster.commands.query import query
+    from cluster.runs.atlas import rate_interval
+    from cluster.runs.runmeta import read_run_config
     from kernels.decks import parse_deck
 
     config = read_run_config(uri)
@@ -116,7 +116,7 @@ def hunt_row(uri: str) -> pd.DataFrame:
 def points(frame: pd.DataFrame, family: str, unit: str) -> pd.DataFrame:
     """One row per deck of a family: its exact row where it has one, else its samples pooled (an atlas's
     sample and a hunt's are independent samples of the deck's random deals or states: their counts add)."""
-    from cluster.atlas import rate_interval
+    from cluster.runs.atlas import rate_interval
 
     rows = frame[(frame["family"] == family) & (frame["unit"] == unit)]
     out = []

@@ -19,10 +19,10 @@ import time
 
 import ray
 
-from cluster.config import build_config, resolve
-from cluster.coordinator import run_search
-from cluster.plan import Plan
-from cluster.worker import play_shard
+from cluster.cloud.worker import play_shard
+from cluster.loop.coordinator import run_search
+from cluster.runs.config import build_config, resolve
+from cluster.runs.plan import Plan
 
 
 def main() -> None:

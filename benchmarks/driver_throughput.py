@@ -29,8 +29,8 @@ from moto.server import create_backend_app
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from cluster.config import build_config  # noqa: E402
-from cluster.coordinator import run_search  # noqa: E402
+from cluster.loop.coordinator import run_search  # noqa: E402
+from cluster.runs.config import build_config  # noqa: E402
 
 
 def plain_body(headers: dict[bytes, bytes], body: bytes) -> bytes | None:
@@ -149,10 +149,10 @@ def measure_writes(uri: str, shards: int) -> float:
     kernels), so the figure is the store's and the pool's, whatever the machine's cores are busy with."""
     import concurrent.futures as futures
 
-    from cluster.storage import RunStore
-    from cluster.summary import ShardSummary
-    from cluster.tables import GAMES_SCHEMA, shard_file_name, shard_file_table
-    from cluster.writer import WRITE_THREADS
+    from cluster.loop.writer import WRITE_THREADS
+    from cluster.runs.storage import RunStore
+    from cluster.runs.summary import ShardSummary
+    from cluster.runs.tables import GAMES_SCHEMA, shard_file_name, shard_file_table
 
     store = RunStore(uri)
     table = GAMES_SCHEMA.empty_table()
@@ -168,8 +168,8 @@ def measure_writes(uri: str, shards: int) -> float:
 
 def measure_reads(uri: str) -> float:
     """Every shard file of a run read back in full, as the driver does when a search finishes."""
-    from cluster.storage import RunStore
-    from cluster.tables import read_contents
+    from cluster.runs.storage import RunStore
+    from cluster.runs.tables import read_contents
 
     t0 = time.perf_counter()
     contents = read_contents(RunStore(uri))

@@ -28,8 +28,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cluster.genes import write_entry  # noqa: E402
-from cluster.storage import RunStore  # noqa: E402
+from cluster.runs.genes import write_entry  # noqa: E402
+from cluster.runs.storage import RunStore  # noqa: E402
 from kernels import genes as kg  # noqa: E402
 from kernels.notation import format_hand, parse_hand  # noqa: E402
 from kernels.strategies.construct import ConstructTable, Gadget, compositions_of  # noqa: E402
@@ -70,7 +70,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--tail", default="-")
     parser.add_argument("--out", default=None, help="a CSV file to append each composition's row to")
     parser.add_argument("--estimate", action="store_true", help="Knuth's estimates only, pruned and plain")
-    parser.add_argument("--library", default=None, help="a genes library (cluster/genes.py) to add each composition "
+    parser.add_argument("--library", default=None, help="a genes library (cluster/runs/genes.py) to add each "
+                        "composition "
                         "searched to: construct runs then build its cycles without searching it again")
     args = parser.parse_args(argv)
     small = np.array(parse_hand(args.small), np.uint8)

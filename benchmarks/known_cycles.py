@@ -108,8 +108,8 @@ def own(runs: list[str]) -> list[tuple[str, str, str, str]]:
     out = [(row["hands"], ATLAS, "benchmarks/atlas/camicia.toml (docs/atlas.md: the Camicia composition, 24-30 "
             "cards; tests/data/camicia_family_cycles.tsv)", "") for row in rows(FAMILY)]
     if runs:
-        from cluster.query import cycles_report
-        from cluster.runmeta import read_run_config
+        from cluster.commands.query import cycles_report
+        from cluster.runs.runmeta import read_run_config
 
         for uri in runs:
             config = read_run_config(uri)
@@ -131,7 +131,7 @@ def own(runs: list[str]) -> list[tuple[str, str, str, str]]:
 
 def run_year(uri: str) -> int:
     """The year a run was made in (run.json's created_at)."""
-    from cluster.runmeta import existing_run, run_json
+    from cluster.runs.runmeta import existing_run, run_json
 
     return datetime.datetime.fromtimestamp(run_json(existing_run(uri))["created_at"], datetime.UTC).year
 
@@ -140,7 +140,7 @@ def searches(runs: list[str]) -> list[tuple]:
     """The complete exhaustive searches: those published, and the atlas runs' exact decks (their deals)."""
     out = list(SEARCHES)
     if runs:
-        from cluster.query import query
+        from cluster.commands.query import query
 
         for uri in runs:
             for row in query([uri], "SELECT deck, split, played, cycles FROM atlas WHERE method = 'exact' AND "

@@ -15,8 +15,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from cluster.query import query  # noqa: E402
-from cluster.runmeta import read_run_config  # noqa: E402
+from cluster.commands.query import query  # noqa: E402
+from cluster.runs.runmeta import read_run_config  # noqa: E402
 
 
 def main() -> None:

@@ -85,7 +85,7 @@ def shapes_table(runs: list[str], seed: int = 1) -> None:
     """The states along each deck's cycles against random states of the deck (uniform over orders and cuts)."""
     import numpy as np
 
-    from cluster.query import query
+    from cluster.commands.query import query
     from kernels.engines.reference import trace_reference
     from kernels.notation import parse_deal
 

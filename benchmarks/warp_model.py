@@ -605,9 +605,9 @@ def fill_model(tr: Traces, lanes: int, shard_size: int, gpu_batch: int = 0) -> d
 
 
 def default_fill(tr: Traces, machine: dict = H200) -> dict:
-    """fill_model for the default `random` config (cluster/config.py's SearchConfig: its shard_size and
+    """fill_model for the default `random` config (cluster/runs/config.py's SearchConfig: its shard_size and
     gpu_batch) on `machine`, its lanes from the compiled random sweep's occupancy."""
-    from cluster.config import SearchConfig
+    from cluster.runs.config import SearchConfig
 
     figures = sass.resources("random_sweep")
     occ = occupancy(figures["registers"], sass.kernel_module().THREADS, figures["shared"])

@@ -1,5 +1,5 @@
 """`python -m cluster ...` is `bmn ...` (handy under `ray job submit` without installing bmn)."""
 
-from .cli import console
+from .commands.cli import console
 
 console()

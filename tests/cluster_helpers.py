@@ -23,12 +23,12 @@ import pyarrow as pa
 import pytest
 import ray
 
-from cluster.config import build_config, resolve
-from cluster.plan import Plan, Shard
-from cluster.storage import RunStore
-from cluster.summary import ShardSummary
-from cluster.tables import RunContents, build_tables, games_table, read_contents
-from cluster.worker import ShardRunner
+from cluster.cloud.worker import ShardRunner
+from cluster.runs.config import build_config, resolve
+from cluster.runs.plan import Plan, Shard
+from cluster.runs.storage import RunStore
+from cluster.runs.summary import ShardSummary
+from cluster.runs.tables import RunContents, build_tables, games_table, read_contents
 from kernels.strategies import Strategy
 
 # Credentials for moto's S3 server (it accepts any).
@@ -82,9 +82,9 @@ def direct_tables(config) -> dict[str, pa.Table]:
 def offline_run(out, **values):
     """A finished run written as a search writes it, without Ray: run.json, the shard files from the
     kernels, then `run_search` with nothing left to compute (it writes the tables and starts no Ray)."""
-    from cluster.coordinator import run_search
-    from cluster.runmeta import open_run
-    from cluster.tables import shard_file_name, shard_file_table
+    from cluster.loop.coordinator import run_search
+    from cluster.runs.runmeta import open_run
+    from cluster.runs.tables import shard_file_name, shard_file_table
 
     config = make_config(out, **values)
     store = RunStore(str(out))
@@ -103,7 +103,7 @@ def offline_run(out, **values):
 def _compared(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
     """What of a run's tables is the same on every run of its config: all but timings and placements, and
     the cycles' labels (`known`: the catalogue's word, which grows; tests/test_catalogue.py holds them)."""
-    from cluster.owned import own_tables
+    from cluster.runs.owned import own_tables
 
     return {"games": tables["games"], "cycles": unlabelled(tables["cycles"]), "histogram": tables["histogram"],
             "shards": tables["shards"].select(DETERMINISTIC_SHARD_COLUMNS),
@@ -164,7 +164,7 @@ def in_process(*args) -> subprocess.CompletedProcess:
     """`bmn ARGS` run by the console script's main() in this process (argparse's own exit included), as
     subprocess.run would report it: for commands that start no Ray, where a process of their own adds
     only its start (~1 CPU-s)."""
-    from cluster.cli import main
+    from cluster.commands.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):

@@ -1,4 +1,4 @@
-"""The atlas (kernels/strategies/atlas.py, cluster/atlas.py, `bmn atlas`): a family of decks as one run.
+"""The atlas (kernels/strategies/atlas.py, cluster/runs/atlas.py, `bmn atlas`): a family of decks as one run.
 
 Its decks and shards, its refusals, each deck's row against the kernels called directly (the
 exhaustive sweep, the census) and every infinite deal replayed on the reference player, the
@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from cluster_helpers import assert_same_tables, direct_tables, in_process, make_config, tables_of
 
-from cluster.atlas import TABLE as ATLAS_TABLE
-from cluster.atlas import runs
-from cluster.config import build_config
-from cluster.coordinator import run_search
-from cluster.plan import Plan
-from cluster.query import own_report, query
+from cluster.commands.query import own_report, query
+from cluster.loop.coordinator import run_search
+from cluster.runs.atlas import TABLE as ATLAS_TABLE
+from cluster.runs.atlas import runs
+from cluster.runs.config import build_config
+from cluster.runs.plan import Plan
 from kernels.dealspace import DealSpace
 from kernels.decks import parse_deck
 from kernels.engines.reference import play_reference

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cluster.atlas import rate_interval
+from cluster.runs.atlas import rate_interval
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

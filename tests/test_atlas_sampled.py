@@ -1,4 +1,4 @@
-"""The atlas's sampled rows (kernels/strategies/atlas.py, cluster/atlas.py): decks past exhaustive reach
+"""The atlas's sampled rows (kernels/strategies/atlas.py, cluster/runs/atlas.py): decks past exhaustive reach
 sampled by random balanced deals and random states, each rate with its exact binomial interval.
 
 The plan and its sizing from the budget, the refusals, the intervals themselves, sampled rows against
@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of
 
-from cluster.atlas import rate_interval
-from cluster.config import build_config
-from cluster.coordinator import run_search
-from cluster.plan import Plan
+from cluster.loop.coordinator import run_search
+from cluster.runs.atlas import rate_interval
+from cluster.runs.config import build_config
+from cluster.runs.plan import Plan
 from kernels.engines.reference import play_reference
 from kernels.errors import BmnError
 from kernels.notation import parse_deal

@@ -1,11 +1,11 @@
-"""cluster/audit.py: which GPU shards a run plays again on a CPU, and how two results of a shard are compared.
+"""cluster/loop/audit.py: which GPU shards a run plays again on a CPU, and how two results of a shard are compared.
 The audits inside a run (held outcomes, matched and mismatch summaries, the stop) are in test_coordinator.py
 and, on real Ray with the simulated GPU, test_cluster_gpu.py."""
 
 from __future__ import annotations
 
-from cluster.audit import Audits, chosen, difference
-from cluster.figures import PlayedShard, ShardFigures
+from cluster.loop.audit import Audits, chosen, difference
+from cluster.runs.figures import PlayedShard, ShardFigures
 from kernels.game import GameResult
 from kernels.strategies.base import Shard
 from kernels.tally import Candidate, Counts

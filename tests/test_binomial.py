@@ -1,4 +1,4 @@
-"""The exact binomial interval (cluster/binomial.py), held to its defining equations, computed exactly."""
+"""The exact binomial interval (cluster/runs/binomial.py), held to its defining equations, computed exactly."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from cluster.binomial import beta_cdf, beta_quantile, clopper_pearson, log_beta
+from cluster.runs.binomial import beta_cdf, beta_quantile, clopper_pearson, log_beta
 
 
 def at_least(k: int, n: int, p: float) -> Decimal:

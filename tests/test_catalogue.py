@@ -1,4 +1,4 @@
-"""The catalogue of known cycles (kernels/catalogue.py) and every cycle labelled by it (cluster/known.py).
+"""The catalogue of known cycles (kernels/catalogue.py) and every cycle labelled by it (cluster/runs/known.py).
 
 The shipped entries replay on the reference player with their ids, periods and closures; the
 published deal lists (tests/data/published/) are held to them: the exhaustive search of the Camicia
@@ -19,8 +19,8 @@ import pytest
 from cluster_helpers import in_process, offline_run
 from helpers import CASELLA, CASELLA_ID, DATA
 
-from cluster import known
-from cluster.query import run_tables
+from cluster.commands.query import run_tables
+from cluster.runs import known
 from kernels.backward import closure
 from kernels.catalogue import (
     EXHAUSTIVE,

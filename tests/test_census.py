@@ -9,7 +9,7 @@ from itertools import permutations
 import pytest
 from helpers import CASELLA, CASELLA_ID
 
-from cluster.config import build_config
+from cluster.runs.config import build_config
 from kernels.cycleid import state_encoding
 from kernels.cyclestate import cycle_state
 from kernels.decks import parse_deck

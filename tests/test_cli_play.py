@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from cluster_helpers import run_main
 
-from cluster.cli import main
+from cluster.commands.cli import main
 
 CASELLA = ["---K---Q-KQAJ-----AAJ--J--", "----------Q----KQ-J-----KA"]
 NESSLER = "---AJ--Q---------QAKQJJ-QK/-----A----KJ-K--------A---"
@@ -202,5 +202,5 @@ def test_the_fast_kernel_refuses_what_it_cannot_hold():
 
 def test_commands_other_than_a_search_do_not_import_ray():
     # Importing Ray takes seconds: `bmn play`, `bmn query` and the rest answer without it.
-    code = "import sys, cluster.cli; sys.exit('ray' in sys.modules)"
+    code = "import sys, cluster.commands.cli; sys.exit('ray' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -22,10 +22,10 @@ from cluster_helpers import (
     wait_for,
 )
 
-from cluster.coordinator import run_search
-from cluster.lease import Lease
-from cluster.storage import RunStore
-from cluster.tables import read_summaries
+from cluster.loop.coordinator import run_search
+from cluster.runs.lease import Lease
+from cluster.runs.storage import RunStore
+from cluster.runs.tables import read_summaries
 from kernels.errors import BmnError
 
 BMN = Path(sys.executable).parent / "bmn"
@@ -65,7 +65,7 @@ def test_an_actor_runs_its_kernels_on_one_numba_thread(ray_address):
     # The actor holds one CPU; a parallel kernel (play_batch's, the deals and climbing strategies')
     # would otherwise start a thread per CPU of its node. Numba counts threads per calling thread:
     # asked on the thread that runs the actor's calls.
-    from cluster.worker import ShardWorker
+    from cluster.cloud.worker import ShardWorker
 
     actor = ShardWorker.remote("standard", (26, 26), "random")  # (the kernels the module's searches load)
     try:
@@ -135,7 +135,7 @@ def test_driver_stopped_by_ray_job_stop_then_resumed(ray_address, tmp_path):
     assert 2 <= stopped < 60
     # It wrote no summary tables (too slow for the grace on a large run): a query builds them.
     assert not (out / "games.parquet").exists()
-    from cluster.query import query
+    from cluster.commands.query import query
 
     assert query([str(out)], "SELECT count(*) AS n FROM shards").to_pylist() == [{"n": stopped}]
     resumed = subprocess.run([str(BMN), "resume", str(out), "--address", ray_address, "--no-progress", "--json"],
@@ -294,7 +294,7 @@ def test_cycles_from_many_shards_and_workers_dedupe(ray_address, tmp_path):
 
 
 def test_status_of_a_finished_run(reference_run, capsys):
-    from cluster.status import run_status_dict
+    from cluster.commands.status import run_status_dict
 
     out, tables = reference_run
     st = run_status_dict(str(out))
@@ -328,16 +328,16 @@ def test_a_job_on_another_machine_is_refused_while_the_first_compiles(reference_
 
     from cluster_helpers import Gate, gated_runner
 
-    import cluster.lease
-    import cluster.worker
+    import cluster.cloud.worker
+    import cluster.runs.lease
 
     _, want = reference_run
-    monkeypatch.setattr(cluster.lease, "LOCK_STALE_S", 1.0)
+    monkeypatch.setattr(cluster.runs.lease, "LOCK_STALE_S", 1.0)
     here, elsewhere = socket.gethostname(), threading.local()
-    monkeypatch.setattr(cluster.lease.socket, "gethostname",
+    monkeypatch.setattr(cluster.runs.lease.socket, "gethostname",
                         lambda: "another-machine" if getattr(elsewhere, "on", False) else here)
     gate = Gate(tmp_path)  # shut: the first job's workers stay in their warm-up (compiling)
-    monkeypatch.setattr(cluster.worker, "ShardWorker", gated_runner(gate))
+    monkeypatch.setattr(cluster.cloud.worker, "ShardWorker", gated_runner(gate))
     out = tmp_path / "run"
     result = {}
     first = threading.Thread(target=lambda: result.update(report=run_search(make_config(out, workers=1, **RANDOM))))
@@ -362,9 +362,9 @@ def test_a_dead_jobs_lock_is_taken_over_after_its_lease_passes_unchanged(referen
     import socket
     import threading
 
-    import cluster.lease
+    import cluster.runs.lease
 
-    monkeypatch.setattr(cluster.lease, "LOCK_STALE_S", 1.0)
+    monkeypatch.setattr(cluster.runs.lease, "LOCK_STALE_S", 1.0)
     out, want = reference_run
     store = RunStore(str(out))
     # A lock left by a job on another machine (its clock 90 s fast): watched for the lease, unchanged,
@@ -402,12 +402,12 @@ def test_a_search_renews_its_lease_from_one_thread(ray_address, tmp_path, monkey
     not within the test)."""
     import threading
 
-    import cluster.course
-    import cluster.lease
-    from cluster.lease import read_lock
+    import cluster.loop.course
+    import cluster.runs.lease
+    from cluster.runs.lease import read_lock
 
-    monkeypatch.setattr(cluster.course, "PROGRESS_S", 0.05)
-    monkeypatch.setattr(cluster.lease, "LOCK_STALE_S", 600.0)
+    monkeypatch.setattr(cluster.loop.course, "PROGRESS_S", 0.05)
+    monkeypatch.setattr(cluster.runs.lease, "LOCK_STALE_S", 600.0)
     out = tmp_path / "run"
     seen = []
 
@@ -427,10 +427,10 @@ def test_a_search_whose_run_another_job_took_over_stops_with_one_sentence(ray_ad
     the search stops at its lease's next renewal, says who has the run, and leaves their lock."""
     from cluster_helpers import one_sentence
 
-    import cluster.lease
-    from cluster.lease import LockInfo
+    import cluster.runs.lease
+    from cluster.runs.lease import LockInfo
 
-    monkeypatch.setattr(cluster.lease, "LOCK_STALE_S", 0.6)  # a renewal every 0.1 s
+    monkeypatch.setattr(cluster.runs.lease, "LOCK_STALE_S", 0.6)  # a renewal every 0.1 s
     config = make_config(tmp_path / "run", workers=1, **QUARTER)
     thief = LockInfo("someone-else", "elsewhere", 1, time.time(), time.time())
 

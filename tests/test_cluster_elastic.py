@@ -12,8 +12,8 @@ import ray
 from cluster_helpers import assert_kernels_tables, make_config, tables_of, wait_for
 from ray.cluster_utils import Cluster
 
-from cluster.coordinator import run_search
-from cluster.progress import ProgressView
+from cluster.loop.coordinator import run_search
+from cluster.loop.progress import ProgressView
 
 SEARCH = dict(strategy="random", deals=6_000_000, shard_size=100_000, min_cards=1500, seed=17)
 

@@ -1,4 +1,4 @@
-"""GPU actors on real Ray clusters, on a machine without a GPU (cluster/coordinator.py, cluster/pool.py).
+"""GPU actors on real Ray clusters, on a machine without a GPU (cluster/loop/coordinator.py, cluster/loop/pool.py).
 
 A Ray cluster may declare GPUs it does not have (`ray start --num-gpus 1`): bmn then gives that GPU an
 actor, as on a cloud GPU node. Where the driver runs under numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1),
@@ -78,8 +78,8 @@ def test_auto_gives_the_gpu_an_actor_and_the_other_cpu_one(gpu_cluster, tmp_path
     assert done.returncode == 0, done.stderr[-3000:]
     assert "GPU worker" not in done.stderr
     assert_same_tables(tables_of(tmp_path / "run"), direct_tables(make_config(tmp_path / "cpu", **values)))
-    from cluster.storage import RunStore
-    from cluster.tables import read_summaries
+    from cluster.runs.storage import RunStore
+    from cluster.runs.tables import read_summaries
     summaries = read_summaries(RunStore(str(tmp_path / "run")))
     on_gpu = {k for k, s in summaries.items() if s.figures.device == "gpu"}
     assert {k for k, s in summaries.items() if s.audit == "matched"} == on_gpu

@@ -32,7 +32,7 @@ from cluster_helpers import (
     wait_for,
 )
 
-from cluster.coordinator import run_search
+from cluster.loop.coordinator import run_search
 
 BIN = Path(sys.executable).parent
 

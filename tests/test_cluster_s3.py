@@ -15,9 +15,9 @@ from cluster_helpers import (
     tables_of,
 )
 
-from cluster.coordinator import run_search
-from cluster.status import run_status_dict
-from cluster.storage import RunStore
+from cluster.commands.status import run_status_dict
+from cluster.loop.coordinator import run_search
+from cluster.runs.storage import RunStore
 
 SEARCH = dict(strategy="random", deals=40_000, shard_size=5_000, min_cards=600, seed=3)
 
@@ -51,7 +51,7 @@ def test_write_interrupt_and_resume_on_s3(s3, tmp_path):
     names = store.list("shards", ".parquet")
     assert len(names) == 20
     assert run_status_dict(uri)["shards_done"] == 20
-    from cluster.query import query
+    from cluster.commands.query import query
 
     both = query([uri, str(local)], "SELECT count(*) AS n, max(cards) AS longest FROM games").to_pylist()[0]
     assert both["n"] == tables_of(local)["games"].num_rows  # the same deals: one row each
@@ -147,9 +147,9 @@ def test_shard_files_go_to_a_slow_store_many_at_once_one_request_each(slow_store
     them at 8), each shard file is one PUT, and reading one back takes two requests."""
     import concurrent.futures as futures
 
-    from cluster.summary import ShardSummary
-    from cluster.tables import GAMES_SCHEMA, shard_file_name, shard_file_table
-    from cluster.writer import WRITE_THREADS
+    from cluster.loop.writer import WRITE_THREADS
+    from cluster.runs.summary import ShardSummary
+    from cluster.runs.tables import GAMES_SCHEMA, shard_file_name, shard_file_table
     from kernels.strategies.base import StreamShard
 
     store, endpoint = slow_store
@@ -201,8 +201,8 @@ def test_a_runs_requests_fall_within_the_head_policy(ray_address, tmp_path):
     import aws_policy
     from werkzeug.serving import make_server
 
-    from cluster.compact import compact
-    from cluster.query import query
+    from cluster.commands.query import query
+    from cluster.runs.compact import compact
 
     store = _RecordingStore()
     server = make_server("127.0.0.1", free_port(), store, threaded=True)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from cluster.config import build_config, load_toml, resolve
-from cluster.plan import Plan
+from cluster.runs.config import build_config, load_toml, resolve
+from cluster.runs.plan import Plan
 from kernels.strategies import REGISTRY, ShardParams, codec
 from kernels.strategies.atlas import AtlasShard
 from kernels.strategies.base import StreamShard
@@ -140,10 +140,10 @@ def test_a_run_written_before_reads_queries_and_compacts_as_it_was(name, tmp_pat
     import pyarrow.parquet as pq
     from cluster_helpers import DETERMINISTIC_SHARD_COLUMNS, in_process, unlabelled
 
-    from cluster.query import with_columns
-    from cluster.runmeta import read_run_config
-    from cluster.storage import RunStore
-    from cluster.tables import CYCLES_SCHEMA, TABLES, Ownership, build_tables, read_contents
+    from cluster.commands.query import with_columns
+    from cluster.runs.runmeta import read_run_config
+    from cluster.runs.storage import RunStore
+    from cluster.runs.tables import CYCLES_SCHEMA, TABLES, Ownership, build_tables, read_contents
     from kernels.strategies import ShardParams
 
     run = old_run(name, tmp_path)
@@ -181,13 +181,13 @@ def test_a_run_written_before_resumes_its_missing_shards(tmp_path):
     from cluster_helpers import unlabelled
     from test_coordinator import Health, PlainPool
 
-    from cluster.coordinator import Coordinator
-    from cluster.lease import Lease
-    from cluster.query import with_columns
-    from cluster.runmeta import open_run, read_run_config
-    from cluster.storage import RunStore
-    from cluster.tables import CYCLES_SCHEMA
-    from cluster.worker import ShardRunner
+    from cluster.cloud.worker import ShardRunner
+    from cluster.commands.query import with_columns
+    from cluster.loop.coordinator import Coordinator
+    from cluster.runs.lease import Lease
+    from cluster.runs.runmeta import open_run, read_run_config
+    from cluster.runs.storage import RunStore
+    from cluster.runs.tables import CYCLES_SCHEMA
 
     run = old_run("random", tmp_path)
     for k in (0, 2):

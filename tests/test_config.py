@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from cluster_helpers import run_main
 
-from cluster.config import build_config, resolve
-from cluster.plan import Plan
+from cluster.runs.config import build_config, resolve
+from cluster.runs.plan import Plan
 from kernels.errors import BmnError
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
@@ -17,7 +17,7 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
 @pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.toml")), ids=lambda p: p.name)
 def test_every_shipped_config_is_valid(path):
-    from cluster.cli import build_parser
+    from cluster.commands.cli import build_parser
     from cluster.commands.search import config_from_args
 
     config = config_from_args(build_parser().parse_args(["search", str(path)]))
@@ -67,7 +67,7 @@ def test_bad_configs(values, message):
 
 
 def test_flags_override_the_file(tmp_path):
-    from cluster.cli import build_parser, protect_positionals
+    from cluster.commands.cli import build_parser, protect_positionals
     from cluster.commands.search import config_from_args
 
     path = tmp_path / "c.toml"
@@ -145,7 +145,7 @@ def test_cli_bad_toml(tmp_path):
 
 
 def test_option_values_that_begin_with_a_dash():
-    from cluster.cli import build_parser, protect_positionals
+    from cluster.commands.cli import build_parser, protect_positionals
 
     casella = "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA"
     parser = build_parser()
@@ -157,7 +157,7 @@ def test_option_values_that_begin_with_a_dash():
 
 def test_help_texts_name_the_strategies_that_read_a_key():
     from cluster.commands.search import FLAGS, RESUME_FLAGS
-    from cluster.config import EXECUTION_KEYS, readers
+    from cluster.runs.config import EXECUTION_KEYS, readers
     from kernels.strategies.base import OPTIONAL_KEYS
 
     helps = {dest: text for _, dest, _, text in FLAGS}
@@ -167,7 +167,7 @@ def test_help_texts_name_the_strategies_that_read_a_key():
 
 
 def test_top_level_and_strategy_keys_are_checked_by_one_coerce():
-    from cluster.config import KEYS, SearchConfig
+    from cluster.runs.config import KEYS, SearchConfig
     from kernels.strategies.base import Param, Search, params_of
 
     assert set(KEYS) == {f for f in SearchConfig.__dataclass_fields__} - {"tables", "input_deals"}
@@ -183,7 +183,7 @@ def test_top_level_and_strategy_keys_are_checked_by_one_coerce():
 
 def test_a_wrong_value_is_one_sentence_whichever_way_it_came():
     """The same Param.decode reads TOML, a shard's JSON and run.json: one sentence for one mistake."""
-    from cluster.config import from_json
+    from cluster.runs.config import from_json
     from kernels.strategies import codec, get
 
     with pytest.raises(BmnError) as toml:
@@ -204,7 +204,7 @@ def test_a_run_json_holds_its_own_strategys_table_only():
     stored = config.to_json()
     assert stored["climb"]["pool"] == 7 and not [k for k in stored if k in ("states", "construct", "census")]
     assert "construct" not in build_config({"strategy": "random"}).to_json()
-    from cluster.config import from_json
+    from cluster.runs.config import from_json
 
     # a run.json of an earlier bmn, with every strategy's empty table, reads back the same config
     old = {**stored, "states": {}, "construct": {}, "census": {}}
@@ -213,7 +213,7 @@ def test_a_run_json_holds_its_own_strategys_table_only():
 
 def test_a_config_is_frozen_and_changes_only_into_a_new_checked_value():
 
-    from cluster.config import with_execution
+    from cluster.runs.config import with_execution
 
     config = build_config({"seed": 3, "out": "a"})
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -237,7 +237,7 @@ def test_a_config_is_frozen_and_changes_only_into_a_new_checked_value():
 
 
 def test_run_json_round_trips_and_a_damaged_one_is_refused():
-    from cluster.config import from_json
+    from cluster.runs.config import from_json
 
     config = resolve(build_config({"strategy": "climb", "climb": {"pool": 500}, "split": [26, 26], "seed": 7}))
     again = from_json(config.to_json())
@@ -255,8 +255,8 @@ def test_run_json_round_trips_and_a_damaged_one_is_refused():
     (["--device", "gpus"], "device must be one of auto, cpu, gpu"),
 ])
 def test_resume_flags_are_checked_like_the_config(flags, message, tmp_path):
-    from cluster.runmeta import open_run
-    from cluster.storage import RunStore
+    from cluster.runs.runmeta import open_run
+    from cluster.runs.storage import RunStore
 
     run = tmp_path / "run"
     open_run(build_config({"out": str(run), "deals": 10, "shard_size": 5}), RunStore(str(run)), resume=False)

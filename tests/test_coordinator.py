@@ -1,4 +1,4 @@
-"""The run loop (cluster/coordinator.py, and the course of a search: cluster/course.py) without Ray: a
+"""The run loop (cluster/loop/coordinator.py, and the course of a search: cluster/loop/course.py) without Ray: a
 pool of plain callables plays the shards in this process, and the loop is driven through each way a
 search ends: finished, at its time limit (and the overtime of a session that played nothing by then),
 interrupted, its lease lost, a write that failed, the cluster lost, and a shard given up. Each also
@@ -12,24 +12,24 @@ import time
 import pytest
 from cluster_helpers import make_config, tables_of
 
-from cluster import coordinator as coordinator_module
-from cluster import course as course_module
-from cluster import health as health_module
-from cluster.coordinator import Coordinator
-from cluster.course import Course, ProgressFile, Stop
-from cluster.figures import PlayedShard
-from cluster.lease import Lease
-from cluster.pool import PoolReport
-from cluster.runmeta import open_run
-from cluster.storage import RunStore
-from cluster.worker import ShardRunner
+from cluster.cloud import health as health_module
+from cluster.cloud.worker import ShardRunner
+from cluster.loop import coordinator as coordinator_module
+from cluster.loop import course as course_module
+from cluster.loop.coordinator import Coordinator
+from cluster.loop.course import Course, ProgressFile, Stop
+from cluster.loop.pool import PoolReport
+from cluster.runs.figures import PlayedShard
+from cluster.runs.lease import Lease
+from cluster.runs.runmeta import open_run
+from cluster.runs.storage import RunStore
 from kernels.errors import BmnError
 
 SMALL = dict(strategy="random", deck="0:8,1:2,2:2,3:2", deals=6_000, shard_size=1_000, seed=3, min_cards=30)
 
 
 class PlainPool:
-    """The pool's interface (cluster/pool.py) over plain callables: `slots` shards in flight, each played
+    """The pool's interface (cluster/loop/pool.py) over plain callables: `slots` shards in flight, each played
     in this process when the loop waits (by `play`, a worker's run without Ray), or handed to `fail` (a
     shard's last error) where it returns a sentence."""
 
@@ -281,9 +281,9 @@ def audited_run(tmp_path, corrupt=None, audit=0.5):
 
 
 def test_gpu_shards_audited_on_a_cpu_that_match_are_written_as_matched(tmp_path):
-    from cluster.audit import chosen
-    from cluster.status import run_status_dict
-    from cluster.tables import read_summaries
+    from cluster.commands.status import run_status_dict
+    from cluster.loop.audit import chosen
+    from cluster.runs.tables import read_summaries
 
     c, pool = audited_run(tmp_path)
     report = c.run()
@@ -298,8 +298,8 @@ def test_gpu_shards_audited_on_a_cpu_that_match_are_written_as_matched(tmp_path)
 
 
 def test_an_altered_gpu_result_is_caught_and_the_shard_redone_on_the_cpu(tmp_path):
-    from cluster.audit import chosen
-    from cluster.tables import read_summaries
+    from cluster.loop.audit import chosen
+    from cluster.runs.tables import read_summaries
 
     config = make_config(tmp_path / "probe", **SMALL, audit=0.5)
     victim = next(k for k in range(6) if chosen(config.fingerprint(), k, 0.5))
@@ -320,7 +320,7 @@ def test_the_progress_thread_reads_whole_figures_while_shards_land(tmp_path, mon
     deals, so deals are 1,000 times the shards done in every reading, however slowly a shard is added."""
     import threading
 
-    from cluster.totals import RunTotals
+    from cluster.runs.totals import RunTotals
 
     added = RunTotals.add
 
@@ -346,6 +346,7 @@ def test_the_progress_thread_reads_whole_figures_while_shards_land(tmp_path, mon
     finally:
         stop.set()
         reader.join()
+        c.lease.release()
     assert report.state == "finished" and report.shards_done == 40
     assert len(readings) > 100 and {done for done, _ in readings} >= {0, 40}
     assert [r for r in readings if r[1] != 1_000 * r[0]] == []

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from helpers import space
 
-from cluster.config import build_config
+from cluster.runs.config import build_config
 from kernels.decks import parse_deck
 from kernels.engines.reference import play_reference
 from kernels.errors import BmnError

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from cluster_helpers import assert_same_tables, direct_tables, in_process, make_config, tables_of
 
-from cluster.coordinator import run_search
-from cluster.query import cycles_report, query
+from cluster.commands.query import cycles_report, query
+from cluster.loop.coordinator import run_search
 from kernels.engines.reference import play_reference
 from kernels.notation import parse_deal
 from kernels.strategies.census import census_counts

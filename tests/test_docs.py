@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from helpers import reference_problems
 
-from cluster.cli import build_parser, protect_positionals
-from cluster.config import SearchConfig
+from cluster.commands.cli import build_parser, protect_positionals
+from cluster.runs.config import SearchConfig
 from kernels.strategies import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,14 +120,23 @@ def test_the_strategy_reference_lists_every_strategy_and_key():
 
 def test_the_layout_names_every_module():
     """docs/development.md's layout names every module of kernels/, its engines and sweeps, and cluster/
-    (of git's files; the strategies and the commands are named as packages)."""
+    (of git's files; the strategies are named as a package), each cluster module under its part's folder."""
     layout = (ROOT / "docs" / "development.md").read_text().split("## Layout", 1)[1].split("\n## ", 1)[0]
     names = subprocess.run(["git", "ls-files", "kernels", "cluster"], cwd=ROOT, capture_output=True,
                            text=True).stdout.split()
     modules = {Path(n).name for n in names if n.endswith(".py") and not n.endswith("__init__.py")
-               and str(Path(n).parent) in ("kernels", "kernels/engines", "kernels/sweep", "cluster")}
-    missing = sorted(m for m in modules if m != "__main__.py" and not re.search(rf"\b{re.escape(m)}", layout))
+               and str(Path(n).parent) in ("kernels", "kernels/engines", "kernels/sweep")}
+    missing = sorted(m for m in modules if not re.search(rf"\b{re.escape(m)}", layout))
     assert not missing, f"docs/development.md, Layout: {missing}"
+    # the folder map of cluster/: each part's block names exactly its modules
+    cluster = layout.split("\ncluster/", 1)[1].split("\nconfigs/", 1)[0]
+    blocks = dict(re.findall(r"^  (\w+)/ .*\n((?:    .*\n|                         .*\n)*)", cluster, re.M))
+    for part in ("runs", "cloud", "loop", "commands"):
+        files = {Path(n).name for n in names if str(Path(n).parent) == f"cluster/{part}" and n.endswith(".py")
+                 and not n.endswith("__init__.py")}
+        block = blocks.get(part, "") if part != "commands" else cluster.split("  commands/", 1)[1]
+        named = set(re.findall(r"\b(\w+\.py)\b", block))
+        assert named == files, f"docs/development.md, Layout, cluster/{part}/: {sorted(named ^ files)}"
 
 
 def test_the_path_of_a_shard_is_drawn_as_the_code_makes_it():
@@ -170,7 +179,7 @@ def _resolved(module, dotted: str):
 
 
 def test_the_lease_is_described_as_the_code_keeps_it():
-    from cluster.lease import LOCK_STALE_S, RENEWALS_PER_LEASE
+    from cluster.runs.lease import LOCK_STALE_S, RENEWALS_PER_LEASE
 
     text = " ".join((ROOT / "docs" / "failures.md").read_text().split())
     assert f"renewed every {LOCK_STALE_S / RENEWALS_PER_LEASE:g} s" in text

@@ -30,10 +30,10 @@ from cluster_helpers import (
     wait_for,
 )
 
-from cluster.coordinator import run_search
-from cluster.query import query
-from cluster.status import run_status_dict
-from cluster.storage import RunStore
+from cluster.commands.query import query
+from cluster.commands.status import run_status_dict
+from cluster.loop.coordinator import run_search
+from cluster.runs.storage import RunStore
 from kernels.errors import BmnError
 
 BMN = Path(sys.executable).parent / "bmn"
@@ -212,10 +212,10 @@ def test_a_write_that_fails_leaves_no_temporary_file(tmp_path, monkeypatch):
 
 
 def test_object_store_errors_are_retried(tmp_path, monkeypatch):
-    import cluster.storage
-    from cluster.storage import WRITE_RETRIES
+    import cluster.runs.storage
+    from cluster.runs.storage import WRITE_RETRIES
 
-    monkeypatch.setattr(cluster.storage, "WRITE_BACKOFF_S", 0.0)
+    monkeypatch.setattr(cluster.runs.storage, "WRITE_BACKOFF_S", 0.0)
 
     class Flaky:
         """A filesystem whose first writes fail as a busy object store's do, then work."""
@@ -351,10 +351,10 @@ def test_which_shards_are_a_runs_own(tmp_path):
     """Ownership: signed by this run, or unsigned (bmn before signing) with the plan's parameters."""
     from dataclasses import replace
 
-    from cluster.figures import PlayedShard
-    from cluster.plan import Plan
-    from cluster.summary import ShardSummary
-    from cluster.tables import Ownership
+    from cluster.runs.figures import PlayedShard
+    from cluster.runs.plan import Plan
+    from cluster.runs.summary import ShardSummary
+    from cluster.runs.tables import Ownership
 
     config = make_config(tmp_path, **SEARCH)
     plan = Plan(config)

@@ -1,4 +1,4 @@
-"""What a worker returns for a shard (cluster/figures.py): one PlayedShard, its candidate deals and the
+"""What a worker returns for a shard (cluster/runs/figures.py): one PlayedShard, its candidate deals and the
 figures of its result that the summary tables need, made where the shard was played, without pyarrow."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from helpers import STANDARD, space
 
-from cluster.figures import PlayedShard, ShardFigures, game_json, game_of_json
+from cluster.runs.figures import PlayedShard, ShardFigures, game_json, game_of_json
 from kernels.strategies import Shard, run_exhaustive, run_random
 from kernels.strategies.base import StreamShard
 from kernels.tally import Counts
@@ -54,7 +54,7 @@ def test_an_actor_plays_a_shard_without_pyarrow_or_scipy():
     add a tenth of a second to the start of every actor; the driver makes the Arrow tables. Nor is
     scipy there, for Numba's CPU target to import (a third of a second): bmn does not depend on it, and
     the images' locks leave it out."""
-    play = ("import sys; from cluster.worker import ShardRunner; from kernels.strategies import Shard; "
+    play = ("import sys; from cluster.cloud.worker import ShardRunner; from kernels.strategies import Shard; "
             "runner = ShardRunner('standard', (26, 26), 'random'); runner.warm_up(); "
             "from kernels.strategies.base import StreamShard; "
             "params = StreamShard(seed=5, shard=1, count=50, min_cards=500, min_tricks=0); "

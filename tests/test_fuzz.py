@@ -8,7 +8,7 @@ from cluster_helpers import offline_run, run_main
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster.config import _top_level_keys, build_config, load_toml
+from cluster.runs.config import _top_level_keys, build_config, load_toml
 from kernels.errors import BmnError
 from kernels.strategies import REGISTRY
 

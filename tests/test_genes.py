@@ -1,6 +1,6 @@
 """The gene search (kernels/genes.py) against the naive one (tests/naive.py) in every mode and setting; long
 compositions searched in shards (kernels/strategies/construct.py) and on a real local Ray, stopped and resumed;
-the genes table and the genes library (cluster/genes.py)."""
+the genes table and the genes library (cluster/runs/genes.py)."""
 
 from __future__ import annotations
 
@@ -206,8 +206,8 @@ def test_a_long_gene_run_on_two_workers_stopped_and_resumed_and_the_genes_librar
 
     from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of
 
-    from cluster.coordinator import run_search
-    from cluster.genes import library_uri
+    from cluster.loop.coordinator import run_search
+    from cluster.runs.genes import library_uri
 
     bmn = Path(sys.executable).parent / "bmn"
     values = dict(strategy="construct", deck=SMALL_DECK, workers=2,
@@ -247,7 +247,7 @@ def test_a_long_gene_run_on_two_workers_stopped_and_resumed_and_the_genes_librar
 
 
 def test_the_library_is_beside_the_run_unless_given():
-    from cluster.genes import library_uri
+    from cluster.runs.genes import library_uri
 
     assert library_uri("s3://bucket/runs/a/", "") == "s3://bucket/runs/genes"
     assert library_uri("runs/a", "/data/genes") == "/data/genes"
@@ -255,8 +255,8 @@ def test_the_library_is_beside_the_run_unless_given():
 
 
 def test_a_damaged_library_entry_is_one_sentence(tmp_path):
-    from cluster.genes import read_library
-    from cluster.storage import RunStore
+    from cluster.runs.genes import read_library
+    from cluster.runs.storage import RunStore
 
     gadget = Gadget(SMALL_DECK, ConstructTable(long_gene=(SMALL_LONG,)))
     (tmp_path / "J-_-").mkdir()

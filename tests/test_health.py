@@ -1,11 +1,11 @@
-"""The cluster's health as the run loop sees it (cluster/health.py), over plain checks: asked at most every
+"""The cluster's health as the run loop sees it (cluster/cloud/health.py), over plain checks: asked at most every
 HEALTH_S, and once something is gone, gone (the search stops with that sentence). The checks on a real
 cluster (ClusterHealth: a node or the head gone) are test_faults.py's."""
 
 from __future__ import annotations
 
-import cluster.health
-from cluster.health import Health
+import cluster.cloud.health
+from cluster.cloud.health import Health
 
 
 class Checks:
@@ -25,9 +25,9 @@ def test_the_checks_are_asked_at_most_every_period_and_a_loss_is_kept(monkeypatc
     health = Health(checks)
     health.start()  # (plain checks given: none made)
     assert health.checks is checks
-    monkeypatch.setattr(cluster.health, "HEALTH_S", 3600.0)
+    monkeypatch.setattr(cluster.cloud.health, "HEALTH_S", 3600.0)
     assert health.problem() is None and health.problem() is None and checks.calls == 1  # once in the period
-    monkeypatch.setattr(cluster.health, "HEALTH_S", 0.0)
+    monkeypatch.setattr(cluster.cloud.health, "HEALTH_S", 0.0)
     assert health.problem() == "the Ray cluster's head node died" == health.lost
     assert health.problem() == health.lost and checks.calls == 2  # gone: not asked again
     health.close()

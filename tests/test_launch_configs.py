@@ -22,7 +22,7 @@ import aws_policy
 import pytest
 import yaml
 
-from cluster.cli import build_parser, protect_positionals
+from cluster.commands.cli import build_parser, protect_positionals
 from cluster.commands.search import config_from_args
 
 ROOT = Path(__file__).resolve().parents[1]

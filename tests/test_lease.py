@@ -1,4 +1,4 @@
-"""cluster/lease.py: one job writes a run at a time. The lock taken (or refused), renewed by one
+"""cluster/runs/lease.py: one job writes a run at a time. The lock taken (or refused), renewed by one
 thread until release, taken over only after a lease unchanged on the taker's own clock, a lease
 lost to another job noticed; on a local disk and on S3 (moto's server on loopback)."""
 
@@ -14,10 +14,10 @@ import time
 import pytest
 from cluster_helpers import FlakyStore, endpoint, one_sentence, s3_run_uri, store, wait_for  # noqa: F401 (fixtures: endpoint, store)
 
-import cluster.lease as lease_module
-import cluster.storage as storage
-from cluster.lease import LOCK, LOCK_STALE_S, RENEWALS_PER_LEASE, Lease, LockInfo, is_live, live_holder, read_lock
-from cluster.storage import RunStore
+import cluster.runs.lease as lease_module
+import cluster.runs.storage as storage
+from cluster.runs.lease import LOCK, LOCK_STALE_S, RENEWALS_PER_LEASE, Lease, LockInfo, is_live, live_holder, read_lock
+from cluster.runs.storage import RunStore
 from kernels.errors import BmnError
 
 

@@ -1,5 +1,5 @@
-"""A strategy's own table (cluster/owned.py, cluster/owntable.py): found through the one hook, the plain mapping
-from the name its `own_table` gives; built, viewed and given a command by name, for its runs only."""
+"""A strategy's own table (cluster/runs/owned.py, cluster/runs/owntable.py): found through the one hook, the plain
+mapping from the name its `own_table` gives; built, viewed and given a command by name, for its runs only."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import pyarrow as pa
 import pytest
 from cluster_helpers import direct_tables, make_config
 
-from cluster.atlas import TABLE as ATLAS
-from cluster.cli import build_parser
-from cluster.owned import OWN_TABLES, own_table, own_tables
-from cluster.owntable import OwnTable
-from cluster.query import connect
+from cluster.commands.cli import build_parser
+from cluster.commands.query import connect
+from cluster.runs.atlas import TABLE as ATLAS
+from cluster.runs.owned import OWN_TABLES, own_table, own_tables
+from cluster.runs.owntable import OwnTable
 from kernels.strategies import REGISTRY
 from kernels.strategies.random import Random
 
@@ -30,7 +30,7 @@ LENGTHS = OwnTable(name="lengths", schema=SCHEMA, build=build, key=("shard",), t
 
 
 def test_the_atlas_and_construct_keep_their_tables_and_no_other_strategy_does():
-    from cluster.genes import TABLE as GENES
+    from cluster.runs.genes import TABLE as GENES
 
     assert own_table(REGISTRY["atlas"]) is ATLAS and list(own_tables()) == ["atlas", "genes"]
     assert own_table(REGISTRY["construct"]) is GENES and GENES.prepare and GENES.publish
@@ -61,5 +61,5 @@ def test_a_new_strategys_own_table_is_built_viewed_and_given_its_command(monkeyp
 
 
 def test_a_table_the_mapping_does_not_hold_is_refused():
-    with pytest.raises(TypeError, match="keeps a table 'absent' that cluster/owned.py's OWN_TABLES does not hold"):
+    with pytest.raises(TypeError, match="keeps a table 'absent' that cluster/runs/owned.py's OWN_TABLES does not hold"):
         own_table(strategy("absent"))

@@ -1,4 +1,4 @@
-"""cluster/plan.py: the shard plan is a pure function of the config, computed shard by shard on demand."""
+"""cluster/runs/plan.py: the shard plan is a pure function of the config, computed shard by shard on demand."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from cluster.config import build_config, load_toml, resolve
-from cluster.plan import Plan, Shard
+from cluster.runs.config import build_config, load_toml, resolve
+from cluster.runs.plan import Plan, Shard
 from kernels.strategies import codec
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""cluster/pool.py: the elastic pool of shard actors, alone (with actors of its own kind on the
+"""cluster/loop/pool.py: the elastic pool of shard actors, alone (with actors of its own kind on the
 session's Ray cluster) and under a search (a shard that never returns, workers that cannot be
 placed)."""
 
@@ -22,13 +22,13 @@ from cluster_helpers import (
     wait_for,
 )
 
-import cluster.actors
-import cluster.pool
-import cluster.worker
-from cluster.coordinator import run_search
-from cluster.plan import Plan
-from cluster.pool import AUTO_FACTOR, AUTO_FIRST_S, AUTO_MIN_S, ShardPool
-from cluster.worker import ShardRunner
+import cluster.cloud.actors
+import cluster.cloud.worker
+import cluster.loop.pool
+from cluster.cloud.worker import ShardRunner
+from cluster.loop.coordinator import run_search
+from cluster.loop.pool import AUTO_FACTOR, AUTO_FIRST_S, AUTO_MIN_S, ShardPool
+from cluster.runs.plan import Plan
 from kernels.errors import BmnError
 
 SEARCH = dict(strategy="random", deals=60_000, shard_size=10_000, min_cards=600, seed=5)
@@ -205,7 +205,7 @@ def test_workers_that_fail_to_start_stop_the_pool(ray_address, tmp_path):
 def test_a_fixed_number_of_workers_the_cluster_cannot_place_says_so(ray_address, tmp_path, monkeypatch):
     """Every CPU of the cluster is held by someone else: workers = 1 waits START_WAIT_S, then stops
     with a sentence (workers = 0 would wait for CPUs as long as it takes)."""
-    monkeypatch.setattr(cluster.actors, "START_WAIT_S", 3.0)
+    monkeypatch.setattr(cluster.cloud.actors, "START_WAIT_S", 3.0)
     cpus = int(ray.cluster_resources()["CPU"])
     holders = [CpuHolder.remote() for _ in range(cpus)]
     ray.get([h.placed.remote() for h in holders])  # placed: every CPU is taken
@@ -249,7 +249,7 @@ def test_stuck_shards_are_reissued_and_their_actors_replaced(ray_address, tmp_pa
 
     markers = tmp_path / "markers"
     markers.mkdir()
-    monkeypatch.setattr(cluster.worker, "ShardWorker", stalling_worker(str(markers)))
+    monkeypatch.setattr(cluster.cloud.worker, "ShardWorker", stalling_worker(str(markers)))
     config = make_config(tmp_path / "run", workers=2, shard_timeout=3, max_attempts=2, **SEARCH)
     pools = []
     report = run_search(config, on_shard_done=lambda coordinator: pools.append(coordinator.pool))

@@ -1,4 +1,4 @@
-"""cluster/progress.py: the progress line of a search (rich on a terminal, a plain line every 30 s
+"""cluster/loop/progress.py: the progress line of a search (rich on a terminal, a plain line every 30 s
 otherwise, nothing when off) and its numbers (deals/s with SI units, the ETA)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import time
 
 from rich.console import Console
 
-from cluster.progress import _WARMING, ProgressView, _duration, _si
+from cluster.loop.progress import _WARMING, ProgressView, _duration, _si
 
 
 def test_si_units():

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from cluster_helpers import in_process, make_config, run_main, tables_of
 
-from cluster.cli import main
-from cluster.compact import compact
-from cluster.coordinator import run_search
-from cluster.query import query, run_tables
-from cluster.status import run_status_dict
-from cluster.tables import TABLES
+from cluster.commands.cli import main
+from cluster.commands.query import query, run_tables
+from cluster.commands.status import run_status_dict
+from cluster.loop.coordinator import run_search
+from cluster.runs.compact import compact
+from cluster.runs.tables import TABLES
 
 BMN = Path(sys.executable).parent / "bmn"
 CASELLA = "---K---Q-KQAJ-----AAJ--J--/----------Q----KQ-J-----KA"
@@ -149,8 +149,8 @@ def test_compact_changes_no_query_result(runs, tmp_path):
     assert len(list((copy / "shards").glob("*.parquet"))) == 3
     for name in TABLES:
         assert query([str(copy)], f"SELECT * FROM {name}").equals(before[name]), name
-    from cluster.storage import RunStore
-    from cluster.tables import build_tables, read_contents
+    from cluster.runs.storage import RunStore
+    from cluster.runs.tables import build_tables, read_contents
 
     rebuilt = build_tables(read_contents(RunStore(str(copy))))
     for name in TABLES:
@@ -186,7 +186,7 @@ def test_a_compaction_stopped_half_way_loses_and_doubles_nothing(runs, tmp_path,
     shard sits in two files, and readers take each once."""
     import shutil
 
-    from cluster.storage import RunStore
+    from cluster.runs.storage import RunStore
 
     random_run, _, _ = runs
     copy = tmp_path / "copy"

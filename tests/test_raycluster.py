@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster import raycluster
+from cluster.cloud import raycluster
 from kernels.errors import BmnError
 
 BMN = Path(sys.executable).parent / "bmn"

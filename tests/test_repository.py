@@ -44,22 +44,25 @@ TESTED_ELSEWHERE = {
     "cluster": None,
     "cluster.__main__": None,
     "cluster.commands": None,
+    "cluster.runs": None,  # cluster/'s parts: packages whose modules have their tests
+    "cluster.cloud": None,
+    "cluster.loop": None,
     "kernels._jit": None,
     "kernels.errors": None,
     # the command line, through `bmn` itself
-    "cluster.cli": ["test_cli_play.py", "test_config.py", "test_query.py", "test_fuzz.py"],
+    "cluster.commands.cli": ["test_cli_play.py", "test_config.py", "test_query.py", "test_fuzz.py"],
     "cluster.commands.backward": ["test_cli_play.py", "test_fuzz.py"],  # bmn ancestors
     "cluster.commands.bench": ["test_cli_play.py", "test_fuzz.py"],
     "cluster.commands.deals": ["test_cli_play.py", "test_fuzz.py"],  # play, rank, unrank
     "cluster.commands.results": ["test_query.py", "test_fuzz.py"],  # query, top, cycles, compact
     "cluster.commands.search": ["test_cluster.py", "test_config.py", "test_faults.py"],  # search, resume, status
-    "cluster.known": ["test_catalogue.py"],  # the catalogue's labels in tables, status and summaries
-    "cluster.course": ["test_coordinator.py"],  # the loop's stopping rules and progress.json's owner
+    "cluster.runs.known": ["test_catalogue.py"],  # the catalogue's labels in tables, status and summaries
+    "cluster.loop.course": ["test_coordinator.py"],  # the loop's stopping rules and progress.json's owner
     # the parts of the run loop and of the pool, each held through them
-    "cluster.actors": ["test_pool.py", "test_cluster_gpu.py", "test_cluster_elastic.py"],  # start, loss, GPUs
-    "cluster.recorder": ["test_coordinator.py", "test_cluster.py"],  # summaries, audits, the session's counters
-    "cluster.runfiles": ["test_coordinator.py", "test_codec.py", "test_faults.py"],  # opened, tables rebuilt
-    "cluster.report": ["test_coordinator.py", "test_cluster.py"],  # the RunReport
+    "cluster.cloud.actors": ["test_pool.py", "test_cluster_gpu.py", "test_cluster_elastic.py"],  # start, loss, GPUs
+    "cluster.loop.recorder": ["test_coordinator.py", "test_cluster.py"],  # summaries, audits, the session's counters
+    "cluster.loop.runfiles": ["test_coordinator.py", "test_codec.py", "test_faults.py"],  # opened, tables rebuilt
+    "cluster.loop.report": ["test_coordinator.py", "test_cluster.py"],  # the RunReport
     "kernels.bench": ["test_cli_play.py"],  # bmn bench
     # the sweeps (kernels/sweep/): test_sweep.py holds the CPU to exact tables, test_gpu.py the GPU's
     # kernels (kernels/sweep/cuda.py) and host side (kernels/sweep/gpu.py) to the CPU
@@ -68,9 +71,10 @@ TESTED_ELSEWHERE = {
     "kernels.sweep.cpu": ["test_sweep.py"],
     "kernels.sweep.streams": ["test_states.py", "test_gpu.py"],  # the states mode's states, regenerated
     # the cluster: searches on a local Ray, what they write, how they resume
-    "cluster.status": ["test_cluster.py", "test_faults.py", "test_query.py"],
-    "cluster.compact": ["test_query.py"],
-    "cluster.owntable": ["test_owned.py", "test_atlas.py"],  # the own table's declaration: the lookup's tests use it
+    "cluster.commands.status": ["test_cluster.py", "test_faults.py", "test_query.py"],
+    "cluster.runs.compact": ["test_query.py"],
+    # the own table's declaration: the lookup's tests use it
+    "cluster.runs.owntable": ["test_owned.py", "test_atlas.py"],
     # the kernels' package: RESULTS_VERSION and the Numba cache folder
     "kernels": ["test_results_version.py", "test_numba_cache.py"],
     # engines: every engine of the table held to the reference, through every way of calling it
@@ -170,7 +174,8 @@ def imports() -> dict[str, set[str]]:
 
 def test_the_import_graph_has_no_circle_and_cluster_modules_stay_short():
     graph = imports()
-    assert graph["cluster.coordinator"] >= {"cluster.pool", "cluster.writer", "cluster.lease"}  # (the graph is read)
+    # (the graph is read)
+    assert graph["cluster.loop.coordinator"] >= {"cluster.loop.pool", "cluster.loop.writer", "cluster.runs.lease"}
     circles = []
     for start in graph:  # a depth-first walk from every module back to itself
         stack = [(start, [start])]
@@ -187,15 +192,39 @@ def test_the_import_graph_has_no_circle_and_cluster_modules_stay_short():
     long = {p.name: n for p in (ROOT / "cluster").rglob("*.py") if (n := len(p.read_text().splitlines())) > 420}
     assert not long, f"cluster modules over about 400 lines: {long}"
     # The run loop and the pool, split by what each part does, each part well under that.
-    parts = ("coordinator", "course", "recorder", "runfiles", "report", "health", "pool", "actors", "writer")
+    parts = ("loop/coordinator", "loop/course", "loop/recorder", "loop/runfiles", "loop/report", "cloud/health",
+             "loop/pool", "cloud/actors", "loop/writer")
     long = {name: n for name in parts if (n := len((ROOT / "cluster" / f"{name}.py").read_text().splitlines())) >= 300}
     assert not long, f"parts of the run loop at 300 lines or more: {long}"
+
+
+# cluster/'s parts, lowest first: each imports its own modules and those of the parts below it, never one above
+# (docs/development.md, "Layout", draws them in this order).
+LAYERS = ("runs", "cloud", "loop", "commands")
+
+
+def test_the_clusters_parts_import_only_downwards():
+    graph = imports()
+    top = [m for m in graph if m.startswith("cluster.") and m.count(".") == 1 and m != "cluster.__main__"
+           and m.split(".")[1] not in LAYERS]
+    assert top == [], f"modules at cluster/'s top level, in no part: {top}"
+    up = []
+    for name, targets in graph.items():
+        if not name.startswith("cluster.") or name == "cluster.__main__":
+            continue
+        part = LAYERS.index(name.split(".")[1])
+        for target in targets:
+            if target.startswith("cluster.") and target.count(".") >= 1 and target.split(".")[1] in LAYERS:
+                if LAYERS.index(target.split(".")[1]) > part:
+                    up.append(f"{name} -> {target}")
+    assert up == [], f"imports up the cluster's parts: {up}"
+    assert {p.name for p in (ROOT / "cluster").iterdir() if p.is_dir() and p.name != "__pycache__"} == set(LAYERS)
 
 
 def test_no_module_is_imported_by_name_nor_bound_by_introspection():
     """An import by name (`import_module`) would hide an edge from the import graph above (a circle
     through it went unseen once): the strategy registry's discovery is the one, and the graph holds its
-    edges (the own tables are a plain mapping, cluster/owned.py); a strategy's parameters are typed values
+    edges (the own tables are a plain mapping, cluster/runs/owned.py); a strategy's parameters are typed values
     passed by name, never fitted to a signature; and kernels/ never reads the cluster's config (it plans
     from plain values)."""
     sources = {p: p.read_text() for folder in ("kernels", "cluster") for p in sorted((ROOT / folder).rglob("*.py"))}

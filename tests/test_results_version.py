@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from cluster_helpers import DETERMINISTIC_SHARD_COLUMNS, direct_tables, example_config, unlabelled  # noqa: E402
 
-from cluster.owned import own_table  # noqa: E402
+from cluster.runs.owned import own_table  # noqa: E402
 from kernels.strategies import REGISTRY, Strategy  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-"""A run's identity on disk (cluster/runmeta.py): run.json and inputs.txt written once, a new run only in
+"""A run's identity on disk (cluster/runs/runmeta.py): run.json and inputs.txt written once, a new run only in
 a new or empty folder, a resume that takes the run's own search, and run files that are damaged or of
 another bmn refused with one sentence. (Searches resuming on a Ray cluster: tests/test_cluster.py.)"""
 
@@ -10,10 +10,10 @@ import re
 
 import pytest
 
-import cluster.config
-import cluster.runmeta
-from cluster.config import build_config, resolve, with_execution
-from cluster.runmeta import (
+import cluster.runs.config
+import cluster.runs.runmeta
+from cluster.runs.config import build_config, resolve, with_execution
+from cluster.runs.runmeta import (
     INPUTS,
     check_new_run_folder,
     code_version,
@@ -22,7 +22,7 @@ from cluster.runmeta import (
     read_run_config,
     run_json,
 )
-from cluster.storage import RunStore
+from cluster.runs.storage import RunStore
 from kernels import RESULTS_VERSION
 from kernels.errors import BmnError
 
@@ -63,7 +63,7 @@ def test_a_resume_parses_and_checks_the_runs_config_once(tmp_path, monkeypatch):
     (tmp_path / "deals.txt").write_text("J-/--\nQ-/--\n")
     run, store, created = new_run(tmp_path, strategy="deals", deals_file=str(tmp_path / "deals.txt"))
     calls = []
-    for module, name in ((cluster.runmeta, "from_json"), (cluster.config, "check")):
+    for module, name in ((cluster.runs.runmeta, "from_json"), (cluster.runs.config, "check")):
         real = getattr(module, name)
         monkeypatch.setattr(module, name, lambda *a, real=real, name=name: calls.append(name) or real(*a))
     # What `bmn resume RUN --workers 3` does: read the run's config, change an execution key, open the run.

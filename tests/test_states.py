@@ -110,7 +110,7 @@ def test_states_near_equal_hands_are_uniform_among_them_and_cycle_as_the_census_
     """max_imbalance K: state j is cut at the (j mod W)-th near-equal cut (W of them), its cards deal j // W
     of that cut's stream; a shard in parts plays the same states; the rate of cycling is the census's
     over those cuts (exact, split by split), within the sample's interval; every cycling state replays."""
-    from cluster.atlas import rate_interval
+    from cluster.runs.atlas import rate_interval
     from kernels.dealspace import DealSpace, _multinomial
     from kernels.decks import parse_deck
     from kernels.strategies.census import run_census
@@ -189,7 +189,7 @@ def test_a_states_run_speaks_of_states_and_shows_no_longest_game(tmp_path, capsy
     from cluster_helpers import in_process, offline_run
 
     from cluster.commands.search import print_report
-    from cluster.coordinator import run_search
+    from cluster.loop.coordinator import run_search
 
     values = dict(strategy="states", deck=SMALL, deals=60_000, shard_size=30_000, seed=1)
     out = offline_run(tmp_path / "states", **values)
@@ -204,7 +204,7 @@ def test_a_states_run_speaks_of_states_and_shows_no_longest_game(tmp_path, capsy
     assert f"cycles: 1 distinct: 1 new (bmn cycles {out}; the new ones: bmn cycles --new {out})" in text
     hint = next(line for line in text.splitlines() if line.startswith("query:"))
     assert "FROM cycles" in hint and "FROM games" not in hint
-    from cluster.query import query
+    from cluster.commands.query import query
     assert query([str(out)], hint.split('"')[1]).num_rows == 1  # the hint runs
 
 

@@ -1,4 +1,4 @@
-"""cluster/storage.py: a run's files on a local disk or S3 (moto's server on loopback), written
+"""cluster/runs/storage.py: a run's files on a local disk or S3 (moto's server on loopback), written
 atomically, listed, read again when the store fails for a while, and its errors as one sentence.
 (The run's lock: tests/test_lease.py.)"""
 
@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 from cluster_helpers import FlakyStore, endpoint, one_sentence, s3_run_uri, store  # noqa: F401 (fixtures: endpoint, store)
 
-import cluster.storage as storage
-from cluster.storage import RunStore, open_filesystem
+import cluster.runs.storage as storage
+from cluster.runs.storage import RunStore, open_filesystem
 from kernels.errors import BmnError
 
 
@@ -121,8 +121,8 @@ def test_object_store_writes_are_retried_then_fail(endpoint, monkeypatch):
 # -- transient reads and damaged files ------------------------------------------------------------------
 
 def test_object_store_reads_are_retried_and_a_store_that_keeps_failing_is_not_a_damaged_file(endpoint, monkeypatch):
-    from cluster.summary import ShardSummary
-    from cluster.tables import GAMES_SCHEMA, read_contents, read_summaries, shard_file_table
+    from cluster.runs.summary import ShardSummary
+    from cluster.runs.tables import GAMES_SCHEMA, read_contents, read_summaries, shard_file_table
     from kernels.strategies.base import StreamShard
 
     monkeypatch.setattr(storage, "READ_BACKOFF_S", 0.0)

@@ -113,8 +113,8 @@ def test_every_strategy_plans_and_plays_a_shard_from_kernels_alone(tmp_path):
     import subprocess
     import sys
 
-    from cluster.plan import Plan
-    from cluster.worker import play_shard
+    from cluster.cloud.worker import play_shard
+    from cluster.runs.plan import Plan
     from kernels.strategies import codec
 
     done = subprocess.run([sys.executable, "-c", PLAY], capture_output=True, text=True, timeout=600, cwd=ROOT)
@@ -159,8 +159,8 @@ def test_the_worked_example_of_a_new_strategy_needs_only_its_own_files(tmp_path,
     from test_results_version import digest
 
     import kernels.strategies as package
-    from cluster.config import build_config, load_toml, resolve
-    from cluster.plan import Plan
+    from cluster.runs.config import build_config, load_toml, resolve
+    from cluster.runs.plan import Plan
     from kernels.strategies import codec, discover
     from kernels.strategies.base import WARM_GROUPS
 

@@ -1,4 +1,4 @@
-"""A shard's summary (cluster/summary.py): made from the figures a worker reports of a shard's result (or
+"""A shard's summary (cluster/runs/summary.py): made from the figures a worker reports of a shard's result (or
 from the shard alone, given up), written as the JSON shard files have always held, read back from them
 (old ones too), and as the rows of the shards table."""
 
@@ -11,9 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 from helpers import STANDARD
 
-from cluster.figures import PlayedShard
-from cluster.summary import SHARDS_SCHEMA, ShardSummary, manifest_summaries, manifest_table
-from cluster.tables import META_KEY
+from cluster.runs.figures import PlayedShard
+from cluster.runs.summary import SHARDS_SCHEMA, ShardSummary, manifest_summaries, manifest_table
+from cluster.runs.tables import META_KEY
 from kernels import RESULTS_VERSION
 from kernels.strategies import CycleRow, Shard, run_random
 from kernels.strategies.base import StreamShard

@@ -1,4 +1,4 @@
-"""The run's tables (cluster/tables.py): shard files written and read back, each shard once; the
+"""The run's tables (cluster/runs/tables.py): shard files written and read back, each shard once; the
 cycles a shard reports (CycleRow) through JSON and the cycles table; how reports of one cycle merge."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import pyarrow.parquet as pq
 import pytest
 from helpers import STANDARD
 
-from cluster.figures import PlayedShard
-from cluster.storage import RunStore
-from cluster.summary import ShardFigures, ShardSummary
-from cluster.tables import (
+from cluster.runs.figures import PlayedShard
+from cluster.runs.storage import RunStore
+from cluster.runs.summary import ShardFigures, ShardSummary
+from cluster.runs.tables import (
     CYCLES_SCHEMA,
     GAMES_SCHEMA,
     META_KEY,

@@ -1,10 +1,10 @@
-"""A run's totals (cluster/totals.py): one rule for the coordinator, `bmn status` and the tables."""
+"""A run's totals (cluster/runs/totals.py): one rule for the coordinator, `bmn status` and the tables."""
 
 from __future__ import annotations
 
-from cluster.figures import ShardFigures
-from cluster.summary import ShardSummary
-from cluster.totals import KEEP_LONGEST, RunTotals
+from cluster.runs.figures import ShardFigures
+from cluster.runs.summary import ShardSummary
+from cluster.runs.totals import KEEP_LONGEST, RunTotals
 from kernels.game import GameResult
 from kernels.tally import Candidate, Counts
 

@@ -1,4 +1,4 @@
-"""The worker (cluster/worker.py), without Ray: a ShardRunner runs a plan's shards and returns each one
+"""The worker (cluster/cloud/worker.py), without Ray: a ShardRunner runs a plan's shards and returns each one
 PlayedShard (its candidate deals, which make its games rows, and its figures), the same as the kernels give
 directly."""
 
@@ -8,11 +8,11 @@ import os
 
 import pytest
 
-from cluster.config import build_config
-from cluster.figures import PlayedShard, ShardFigures
-from cluster.plan import Plan
-from cluster.tables import GAMES_SCHEMA, games_table
-from cluster.worker import ShardRunner, play_shard
+from cluster.cloud.worker import ShardRunner, play_shard
+from cluster.runs.config import build_config
+from cluster.runs.figures import PlayedShard, ShardFigures
+from cluster.runs.plan import Plan
+from cluster.runs.tables import GAMES_SCHEMA, games_table
 from kernels.errors import BmnError
 from kernels.strategies import run_random
 

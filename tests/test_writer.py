@@ -1,4 +1,4 @@
-"""cluster/writer.py: shard files written by threads and taken in the order they were handed over (counted by
+"""cluster/loop/writer.py: shard files written by threads and taken in the order they were handed over (counted by
 whoever takes them: the run loop); a write that fails stops the search with one sentence and gives up the
 writes behind it; an interrupted search drops the writes not started."""
 
@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-import cluster.writer
-from cluster.figures import ShardFigures
-from cluster.summary import ShardSummary
-from cluster.tables import GAMES_SCHEMA
-from cluster.writer import ShardWriter, WriteFailed, write_failure
+import cluster.loop.writer
+from cluster.loop.writer import ShardWriter, WriteFailed, write_failure
+from cluster.runs.figures import ShardFigures
+from cluster.runs.summary import ShardSummary
+from cluster.runs.tables import GAMES_SCHEMA
 from kernels.errors import BmnError
 from kernels.tally import Counts
 
@@ -73,7 +73,7 @@ def test_shards_are_taken_in_the_order_handed_over_once_written():
 
 
 def test_a_backlog_waits_for_the_oldest_write(monkeypatch):
-    monkeypatch.setattr(cluster.writer, "WRITE_BACKLOG", 2)
+    monkeypatch.setattr(cluster.loop.writer, "WRITE_BACKLOG", 2)
     store = GatedStore(gates=["shards/0"])
     writer = ShardWriter(store, done, threads=1)
     hand_over(writer, range(3))

@@ -1,4 +1,6 @@
-"""Subcommands of `bmn`; each module registers its own subparsers and handlers."""
+"""What users type: `bmn` (cli.py) and its subcommands, each module registering its own subparsers and handlers;
+the queries (query.py) and `bmn status` (status.py) they print. The top of the cluster: imports the run loop,
+Ray's parts and the run's files, none of which imports it."""
 
 from . import backward, bench, catalogue, deals, results, search
 

@@ -17,7 +17,7 @@ from kernels.catalogue import KnownCycle, confirm, entry_of, read_cycles, write_
 from kernels.errors import BmnError
 from kernels.notation import format_deal, parse_deal
 
-from .. import known
+from ..runs import known
 
 
 def add_catalogue_option(p: argparse.ArgumentParser) -> None:
@@ -74,7 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_list(args) -> int:
     import pyarrow as pa
 
-    from ..query import format_table
+    from .query import format_table
 
     catalogue = known.current()
     deck = None if args.deck is None else _spec(args.deck)
@@ -106,8 +106,8 @@ def cmd_add(args) -> int:
         deal = format_deal(parse_deal(args.deal))
         found.append((deal, f"the deal {deal}, added with bmn {version} on {today}"))
     else:
-        from ..query import cycles_report
-        from ..runmeta import read_run_config
+        from ..runs.runmeta import read_run_config
+        from .query import cycles_report
 
         for uri in args.runs:
             config = read_run_config(uri)

@@ -7,10 +7,10 @@ import sys
 
 from kernels.errors import BmnError
 
-from ..compact import DEFAULT_SHARDS_PER_FILE, compact
-from ..owned import own_tables
-from ..query import FORMATS, cycles_report, format_table, own_report, query, top_games
+from ..runs.compact import DEFAULT_SHARDS_PER_FILE, compact
+from ..runs.owned import own_tables
 from .catalogue import add_catalogue_option, say_contradictions
+from .query import FORMATS, cycles_report, format_table, own_report, query, top_games
 
 
 def register(sub: argparse._SubParsersAction) -> None:

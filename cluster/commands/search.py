@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING
 from kernels.errors import BmnError
 from kernels.strategies import REGISTRY
 
-from ..config import EXECUTION_KEYS, SearchConfig, build_config, load_toml, readers, resolve, with_execution
-from ..known import summary as known_summary
-from ..progress import ProgressView
-from ..runmeta import read_run_config
-from ..status import run_status
+from ..loop.progress import ProgressView
+from ..runs.config import EXECUTION_KEYS, SearchConfig, build_config, load_toml, readers, resolve, with_execution
+from ..runs.known import summary as known_summary
+from ..runs.runmeta import read_run_config
 from .catalogue import add_catalogue_option, say_contradictions
+from .status import run_status
 
 if TYPE_CHECKING:
-    from ..report import RunReport
+    from ..loop.report import RunReport
 
 FLAGS = [
     ("--out", "out", str, "run directory or URI (s3://bucket/prefix) for the tables"),
@@ -125,7 +125,7 @@ def _terminate_as_interrupt() -> None:
 def run_search(config: SearchConfig, **options) -> RunReport:
     """The coordinator's run_search, imported when a search starts: importing Ray takes seconds,
     which every other command (play, query, status, ...) does without."""
-    from ..coordinator import run_search as run
+    from ..loop.coordinator import run_search as run
 
     return run(config, **options)
 

@@ -28,7 +28,7 @@ Before anything runs the work is sized: the deals and states to play, at `rate` 
 CPU-second (by default SIZING_RATES, by engine; set it from benchmarks/atlas_speed.py on the machines
 that will run it), must fit in `cpu_hours`; a family that does not is refused with a sentence naming
 its largest deck.
-`bmn atlas RUN` prints the table (cluster/atlas.py).
+`bmn atlas RUN` prints the table (cluster/runs/atlas.py).
 """
 
 from __future__ import annotations
@@ -270,7 +270,7 @@ def run_atlas(deck: str, split, lo: int, hi: int, balanced: bool, basins: bool, 
 
 class Atlas(Strategy):
     name = "atlas"
-    own_table = "atlas"  # cluster/atlas.py builds it; `bmn atlas RUN` prints it
+    own_table = "atlas"  # cluster/runs/atlas.py builds it; `bmn atlas RUN` prints it
     summary = ("each deck of a family (the run's penalty cards with plain-card counts A to B): every deal of the decks "
                "within reach, and with `census` every state of the small ones; past `exact_max_deals`, random balanced "
                "deals and random states, each rate with its 95% interval: table rows per deck")

@@ -34,7 +34,7 @@ shards by prefix (kernels/genes.py `frontier`: the search tree's nodes some card
 building every cycle of each gene it finds: the gene with every multiset of genes that fills the rest of the
 deck (the library's, and a last one searched exactly, as above), every order and phase. A composition the
 genes library already holds searched to its end (`known`, filled from the library when a run starts:
-cluster/genes.py) is not searched again: one shard per gene builds its cycles. A multiset holding two long
+cluster/runs/genes.py) is not searched again: one shard per gene builds its cycles. A multiset holding two long
 compositions' genes is built by the larger's shards. Every gene found is a row of the run's genes table.
 """
 

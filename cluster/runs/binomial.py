@@ -1,6 +1,6 @@
 """The exact (Clopper-Pearson) interval on a binomial rate, in the standard library alone.
 
-The atlas bounds a sampled rate with it (cluster/atlas.py). Its bounds are quantiles of beta
+The atlas bounds a sampled rate with it (cluster/runs/atlas.py). Its bounds are quantiles of beta
 distributions: with k of n, the lower bound is the alpha/2 quantile of Beta(k, n - k + 1), the upper
 the 1 - alpha/2 quantile of Beta(k + 1, n - k). A quantile is found by bisection on the log of the
 rate (a rate of 1e-10 keeps its relative precision) of the regularized incomplete beta function,

@@ -17,7 +17,7 @@ import ray
 
 from kernels.errors import BmnError
 
-from .storage import first_line as _first_line
+from ..runs.storage import first_line as _first_line
 
 
 def cluster_address(address: str | None) -> str | None:

@@ -63,7 +63,7 @@ class ShardSummary:
     error: str | None = None
     results_version: int | None = RESULTS_VERSION  # what computed it (None: not recorded)
     run: str | None = None  # the fingerprint of the run that wrote it (None: written before runs signed shards)
-    audit: str | None = None  # a GPU shard played again on a CPU: "matched", or "mismatch" (cluster/audit.py)
+    audit: str | None = None  # a GPU shard played again on a CPU: "matched", or "mismatch" (cluster/loop/audit.py)
     # its parameters' text as its file holds them where that is an earlier form of them (a nested table, read
     # flat: codec.read), so the file and the shards table write it back as it was; None: as `params` encodes
     written: str | None = field(default=None, compare=False, repr=False)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from . import known
-from .figures import game_json
+from ..runs import known
+from ..runs.figures import game_json
+from ..runs.totals import SessionTotals
 from .pool import PoolReport
 from .runfiles import RunFiles
-from .totals import SessionTotals
 
 
 @dataclass
@@ -33,7 +33,7 @@ class RunReport:
     missing: list[int] = field(default_factory=list)  # "incomplete": the shards the tables miss
     unit: str = "deals"  # what the strategy's shards play: "deals" (counted by `deals`) or "states"
     finite_games: bool = True  # whether the strategy keeps finite games (a longest game to show)
-    # Each distinct cycle's label by the catalogue of known cycles (cluster/known.py; None: new), and
+    # Each distinct cycle's label by the catalogue of known cycles (cluster/runs/known.py; None: new), and
     # the cycles that contradict a complete exhaustive search (one sentence each)
     cycle_labels: list = field(default_factory=list)
     contradictions: list[str] = field(default_factory=list)

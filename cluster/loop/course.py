@@ -16,7 +16,7 @@ from typing import NamedTuple
 from kernels.errors import BmnError
 from kernels.strategies import Shard
 
-from .storage import PROGRESS_JSON, RunStore
+from ..runs.storage import PROGRESS_JSON, RunStore
 
 PROGRESS_S = 5.0  # how often progress.json is written while a search runs
 

@@ -15,7 +15,7 @@ import sys
 
 from kernels.errors import BmnError
 
-from . import commands
+from . import REGISTRY
 
 # "--word..." or "-x": what an option looks like. Hands hold no lowercase letters.
 _OPTION_SHAPE = re.compile(r"^(--[a-z][a-z0-9-]*(=.*)?|-[a-zA-Z])$")
@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Search Beggar-my-neighbour deals for the longest games and for games that never end.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for register in commands.REGISTRY:
+    for register in REGISTRY:
         register(sub)
     return parser
 
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(protect_positionals(parser, argv))
     try:
         if hasattr(args, "catalogue"):  # the commands that label cycles: the user's catalogue files
-            from . import known
+            from ..runs import known
             known.use(args.catalogue or ())
         return int(args.handler(args) or 0)
     except BmnError as error:

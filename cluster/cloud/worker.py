@@ -24,11 +24,11 @@ from kernels.decks import parse_deck
 from kernels.errors import BmnError
 from kernels.strategies import Shard, ShardResult, get, run_shard_batch
 
-from .figures import PlayedShard
+from ..runs.figures import PlayedShard
 
 if TYPE_CHECKING:  # (the actors import this module: the config's modules would bring pyarrow)
-    from .config import SearchConfig
-    from .plan import Plan
+    from ..runs.config import SearchConfig
+    from ..runs.plan import Plan
 
 
 def play_shard(deck: str, split: tuple[int, ...], shard: Shard, device: str = "cpu") -> ShardResult:

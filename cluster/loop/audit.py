@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 
-from .figures import PlayedShard
+from ..runs.figures import PlayedShard
 
 MATCHED, MISMATCH = "matched", "mismatch"
 # The figures that depend on who played a shard and when, not on what it computed.

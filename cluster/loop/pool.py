@@ -35,8 +35,8 @@ import ray
 
 from kernels.strategies import Shard
 
-from .actors import Actors, PoolActor
-from .figures import PlayedShard
+from ..cloud.actors import Actors, PoolActor
+from ..runs.figures import PlayedShard
 
 AUTO_FACTOR = 10.0  # an automatic deadline: this many times the slowest shard so far ...
 AUTO_MIN_S = 300.0  # ... and at least this long

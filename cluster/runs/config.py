@@ -57,18 +57,18 @@ class SearchConfig(Search):
     max_attempts: int = key(3, "tries of a shard before it is given up", from_text=whole)
     in_flight: int = key(2, "shards queued per worker", from_text=whole)
     # Seconds a worker may spend on one shard before it is taken for stuck and the shard reissued;
-    # 0: automatic (cluster/pool.py: ten times the slowest shard so far, at least five minutes).
+    # 0: automatic (cluster/loop/pool.py: ten times the slowest shard so far, at least five minutes).
     shard_timeout: float = key(0, "seconds a worker may spend on one shard (0: automatic)", minimum=0)
     # Where the shards of the strategies with GPU kernels (random, exhaustive, states) run: "cpu"; "gpu" (one actor
     # per GPU of the cluster, nothing on the other CPUs); "auto" (an actor per GPU, each holding a CPU to
     # drive it, and CPU actors on the other CPUs; on a cluster without GPUs, CPU actors only).
     device: str = key("auto", "cpu, gpu or auto")
-    # Shards a GPU actor takes per call (cluster/pool.py), played in one launch where they fit: a GPU plays
+    # Shards a GPU actor takes per call (cluster/loop/pool.py), played in one launch where they fit: a GPU plays
     # as much as hundreds of CPU cores, so its calls are this many of the plan's shards (the plan, and so
     # the results, are the same). 0: as many as fill the device, FILL deals for each lane it holds at once
     # (kernels/sweep/gpu.py `batch_for`, from the actor's occupancy).
     gpu_batch: int = key(0, "shards a GPU worker takes per call (0: as many as fill it)", minimum=0, from_text=whole)
-    # The fraction of the shards a GPU plays that a CPU actor plays again and compares (cluster/audit.py):
+    # The fraction of the shards a GPU plays that a CPU actor plays again and compares (cluster/loop/audit.py):
     # a mismatch stops the search, the shard redone on the CPU. 0: none.
     audit: float = key(0, "the fraction of GPU shards played again on CPUs", minimum=0, maximum=1)
     # Filled by resolve() for the deals and extend strategies: the deals of the deals file are kept in the run

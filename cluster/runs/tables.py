@@ -1,7 +1,7 @@
 """The run's tables: what a shard's output looks like, and how the summary tables are rebuilt.
 
 A shard file (`shards/<shard>.parquet`) holds the `games` rows of the shards it covers and, in its
-Parquet key-value metadata under `bmn.shards`, one summary per shard (cluster/summary.py: the
+Parquet key-value metadata under `bmn.shards`, one summary per shard (cluster/runs/summary.py: the
 manifest row, the shard's game-length histogram, its wins, its longest game, the cycles it
 reported). One file is written in one atomic step, so a shard is either wholly there or not at
 all; `bmn compact` later merges many shard files into one, carrying their summaries along.
@@ -14,7 +14,7 @@ order shards finished in, or the failures on the way):
                shard reported finding (census, cycles) even if no candidate deal enters it
     shards     the manifest, one row per shard
     histogram  finite games by length in cards, merged over shards
-and the strategy's own table, for a strategy that keeps one (cluster/owntable.py: the atlas's).
+and the strategy's own table, for a strategy that keeps one (cluster/runs/owntable.py: the atlas's).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ CYCLES_SCHEMA = pa.schema([
     ("imbalance", pa.int64()),
     # construct: the balanced deals entering it (exact where complete; each a row of games)
     ("balanced", pa.int64()),
-    # who found it first, by the catalogue of known cycles (cluster/known.py); null: a new cycle. The
+    # who found it first, by the catalogue of known cycles (cluster/runs/known.py); null: a new cycle. The
     # catalogue's word, not the search's: set again whenever a table is built or read
     ("known", pa.string()),
 ])

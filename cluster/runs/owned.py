@@ -1,4 +1,4 @@
-"""Which strategies keep a table of their own, and the table (cluster/owntable.py): the one hook, a plain mapping
+"""Which strategies keep a table of their own, and the table (cluster/runs/owntable.py): the one hook, a plain mapping
 from the name a strategy's `own_table` gives to its `OwnTable`, each table imported here by name."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ def own_table(strategy: Strategy) -> OwnTable | None:
     if strategy.own_table is None:
         return None
     if strategy.own_table not in OWN_TABLES:
-        raise TypeError(f"the {strategy.name} strategy keeps a table {strategy.own_table!r} that cluster/owned.py's "
+        raise TypeError(f"the {strategy.name} strategy keeps a table {strategy.own_table!r} that cluster/runs/owned.py's "
                         f"OWN_TABLES does not hold")
     return OWN_TABLES[strategy.own_table]
 

@@ -22,8 +22,8 @@ import pyarrow as pa
 
 from kernels.errors import BmnError
 
-from .storage import RunStore
-from .summary import ShardSummary
+from ..runs.storage import RunStore
+from ..runs.summary import ShardSummary
 
 WRITE_THREADS = 32  # shard files written at once (an object store answers each in tens of ms)
 WRITE_BACKLOG = 256  # files waiting to be written before the loop waits for the oldest

@@ -82,7 +82,7 @@ class PlayedShard(NamedTuple):
     `tables.games_table`), the deck they are of and, for a rank range, the rank of its first deal; and its
     figures. What a worker returns, and what the pool hands the run loop with the shard's tries (`attempts`),
     or for a shard it gave up: no figures, and its last error (`given_up`). `audit`: a GPU's shard played
-    again on a CPU (cluster/audit.py)."""
+    again on a CPU (cluster/loop/audit.py)."""
 
     shard: Shard
     candidates: list[Candidate]

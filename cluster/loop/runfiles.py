@@ -8,11 +8,11 @@ import sys
 
 import pyarrow as pa
 
-from .owned import own_table
-from .plan import Plan
-from .storage import RunStore
-from .tables import FOREIGN_DIR, Ownership, RunContents, build_tables, read_contents, set_aside, write_tables
-from .totals import RunTotals
+from ..runs.owned import own_table
+from ..runs.plan import Plan
+from ..runs.storage import RunStore
+from ..runs.tables import FOREIGN_DIR, Ownership, RunContents, build_tables, read_contents, set_aside, write_tables
+from ..runs.totals import RunTotals
 
 
 class RunFiles:

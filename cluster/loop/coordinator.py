@@ -50,24 +50,24 @@ import ray
 
 from kernels.errors import BmnError
 
+from ..cloud.health import Health
+from ..cloud.raycluster import cluster_address, connect, request_capacity, withdraw_capacity
+from ..cloud.worker import Workers
+from ..runs.config import SearchConfig
+from ..runs.figures import game_json
+from ..runs.lease import Lease
+from ..runs.plan import Plan
+from ..runs.runmeta import check_new_run_folder, open_run
+from ..runs.storage import PROGRESS_JSON, RunStore
+from ..runs.tables import Ownership
+from ..runs.totals import SessionTotals
 from .audit import Audits
-from .config import SearchConfig
 from .course import Course, End, ProgressFile, Stop
-from .figures import game_json
-from .health import Health
-from .lease import Lease
-from .plan import Plan
 from .pool import ShardPool
 from .progress import ProgressView
-from .raycluster import cluster_address, connect, request_capacity, withdraw_capacity
 from .recorder import Recorder
 from .report import RunReport
 from .runfiles import RunFiles
-from .runmeta import check_new_run_folder, open_run
-from .storage import PROGRESS_JSON, RunStore
-from .tables import Ownership
-from .totals import SessionTotals
-from .worker import Workers
 from .writer import write_failure
 
 SCALE_S = 2.0  # how often the actor pool is matched to the cluster's CPUs

@@ -6,14 +6,14 @@ import json
 import time
 from collections import Counter
 
-from . import known
-from .config import from_json
-from .figures import game_json
-from .lease import live_holder
-from .plan import Plan
-from .runmeta import existing_run, read_progress, run_json
-from .tables import Ownership, read_summaries
-from .totals import RunTotals
+from ..runs import known
+from ..runs.config import from_json
+from ..runs.figures import game_json
+from ..runs.lease import live_holder
+from ..runs.plan import Plan
+from ..runs.runmeta import existing_run, read_progress, run_json
+from ..runs.tables import Ownership, read_summaries
+from ..runs.totals import RunTotals
 
 
 def run_status_dict(uri: str) -> dict:

@@ -1,5 +1,5 @@
 """SQL over runs: DuckDB views `games`, `cycles`, `shards`, `histogram` and every strategy's own table
-(`atlas`: cluster/owntable.py) over one or more runs.
+(`atlas`: cluster/runs/owntable.py) over one or more runs.
 
 A finished (or stopped) run is read from its summary tables; a run that is still being written,
 or whose driver died, is read from its shard files, which are always complete. Several runs are
@@ -28,15 +28,15 @@ import pyarrow as pa
 from kernels.errors import BmnError
 from kernels.strategies import REGISTRY
 
-from . import known
-from .known import labelled
-from .lease import is_live, read_lock
-from .owned import own_tables
-from .owntable import OwnTable
-from .plan import Plan
-from .runmeta import existing_run, read_progress, read_run_config, run_table_names, stored_config
-from .summary import manifest_summaries
-from .tables import (
+from ..runs import known
+from ..runs.known import labelled
+from ..runs.lease import is_live, read_lock
+from ..runs.owned import own_tables
+from ..runs.owntable import OwnTable
+from ..runs.plan import Plan
+from ..runs.runmeta import existing_run, read_progress, read_run_config, run_table_names, stored_config
+from ..runs.summary import manifest_summaries
+from ..runs.tables import (
     CYCLES_SCHEMA,
     GAMES_SCHEMA,
     Ownership,

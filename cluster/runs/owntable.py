@@ -1,8 +1,8 @@
 """A strategy's own summary table (the atlas's, construct's genes), declared as one value: a strategy whose
-`own_table` names a table has an `OwnTable` of that name (the `TABLE` of its cluster module: cluster/atlas.py,
-cluster/genes.py) saying how its rows are built from a run's shard files, how runs queried together keep them,
+`own_table` names a table has an `OwnTable` of that name (the `TABLE` of its cluster module: cluster/runs/atlas.py,
+cluster/runs/genes.py) saying how its rows are built from a run's shard files, how runs queried together keep them,
 what `bmn NAME RUN...` shows, and, for a table whose rows also live beyond the run (the genes library), what a
-run reads from there when it starts and adds there when a session ends. cluster/owned.py maps each name to its
+run reads from there when it starts and adds there when a session ends. cluster/runs/owned.py maps each name to its
 table; tables.py builds and writes it for the runs of that strategy only, query.py makes it a view,
 commands/results.py gives it its command: none names it.
 """

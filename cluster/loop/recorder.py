@@ -10,13 +10,13 @@ from collections.abc import Callable
 
 from kernels.errors import BmnError
 
+from ..runs.figures import PlayedShard
+from ..runs.storage import RunStore
+from ..runs.summary import ShardSummary
+from ..runs.tables import GAMES_SCHEMA, games_table, shard_file_name, shard_file_table
+from ..runs.totals import SessionTotals
 from .audit import Audits
-from .figures import PlayedShard
 from .runfiles import RunFiles
-from .storage import RunStore
-from .summary import ShardSummary
-from .tables import GAMES_SCHEMA, games_table, shard_file_name, shard_file_table
-from .totals import SessionTotals
 from .writer import ShardWriter
 
 INTERRUPT_WRITES_S = 1.0  # how long an interrupted search waits for the shard files being written

@@ -15,7 +15,7 @@ from dataclasses import replace
 from kernels import RESULTS_VERSION
 from kernels.errors import BmnError
 
-from . import __version__
+from .. import __version__
 from .config import EXECUTION_KEYS, SearchConfig, differences, from_json, with_execution
 from .lease import LOCK
 from .owned import own_table
@@ -109,7 +109,7 @@ def open_run(config: SearchConfig, store: RunStore, resume: bool) -> SearchConfi
     A resume takes the run's search with `config`'s execution settings. `bmn resume` passes the run's
     own config (read, parsed and checked once, by read_run_config): its fingerprint is run.json's, so
     the stored config is not parsed again here. A strategy whose own table reads from outside the run when it
-    starts (the genes library) prepares the config first (cluster/owntable.py)."""
+    starts (the genes library) prepares the config first (cluster/runs/owntable.py)."""
     own = own_table(config.strategy_def)
     if own is not None and own.prepare is not None and not resume:
         config = own.prepare(config, stored_config(store) if store.exists(RUN_JSON) else None)
