@@ -17,8 +17,8 @@ def own_table(strategy: Strategy) -> OwnTable | None:
     if strategy.own_table is None:
         return None
     if strategy.own_table not in OWN_TABLES:
-        raise TypeError(f"the {strategy.name} strategy keeps a table {strategy.own_table!r} that cluster/runs/owned.py's "
-                        f"OWN_TABLES does not hold")
+        raise TypeError(f"the {strategy.name} strategy keeps a table {strategy.own_table!r} that "
+                        f"cluster/runs/owned.py's OWN_TABLES does not hold")
     return OWN_TABLES[strategy.own_table]
 
 

@@ -70,7 +70,7 @@ def stored_config(store: RunStore, stored: dict | None = None) -> SearchConfig:
     run's input deals for the strategies that take a deals file."""
     config = from_json((stored or run_json(store))["config"])
     if config.strategy_def.takes_deals_file:
-        config = replace(config, input_deals=store.read_bytes(INPUTS).decode().splitlines())
+        config = replace(config, input_deals=tuple(store.read_bytes(INPUTS).decode().splitlines()))
     return config
 
 
