@@ -245,3 +245,22 @@ def test_the_field_spec_table_is_the_decoders():
             if not m.group(1).startswith("annotation")}
     assert {name: rows[name] for name in hints} == {name: _words(hint) for name, hint in hints.items()}
     assert _words(int | None) == "a whole number or null" and rows["X | None"] == "(X's) or null"
+
+
+def test_the_deals_the_readme_opens_with_never_end_on_the_reference_player():
+    """The README's opening pastes deals that never end (the Camicia hunt's, a balanced one built from long genes):
+    each cycles on the reference player, into a cycle the catalogue holds, and the balanced one is 26/26."""
+    from kernels.catalogue import SHIPPED, read_cycles
+    from kernels.engines.reference import play_reference
+    from kernels.notation import parse_hand
+
+    opening = (ROOT / "README.md").read_text().split("\n## ", 1)[0]
+    deals = re.findall(r"`bmn play (\S+) (\S+)`", opening)
+    catalogued = {c.cycle_id for c in read_cycles(SHIPPED)}
+    assert len(deals) == 2
+    for a, b in deals:
+        deal = (parse_hand(a), parse_hand(b))
+        result = play_reference(deal)
+        assert result.outcome == "cycle" and result.cycle_id in catalogued, (a, b)
+    assert [len(h) for h in map(parse_hand, deals[1])] == [26, 26]
+

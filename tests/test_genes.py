@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from itertools import product
 
 import numpy as np
@@ -301,3 +302,53 @@ def test_casellas_cycle_is_rebuilt_from_its_long_gene_with_three_new_balanced_cy
         back = ancestors(parse_deal(cycles[cid].state), limit=1)
         assert (back.count, back.original.cycle_id, back.truncated) == (count, cid, False)
         assert catalogue[cid].balanced_deals == count
+
+
+@pytest.mark.parametrize("gene, deals, period", [
+    ("--------K---------Q-KK---AKAAJ", 110, 62), ("--------K---------A-KK---AKAAJ", 59, 31),
+    ("--------K---------Q-KK---AKAA-J", 110, 62)])
+def test_the_long_genes_of_the_twelve_new_balanced_cycles_build_them(gene, deals, period):
+    """docs/atlas.md, "Long genes": the three genes of 30-31 cards that the background run of lengths 27-40 found
+    build four cycles each, all four entered by balanced deals, none of them catalogued before the run (the
+    catalogue's "bmn construct 2026", each count the one backward play gives)."""
+    from kernels.catalogue import SHIPPED, read_cycles
+
+    values = Counter("-JQKA".index(c) for c in gene)
+    comp = ",".join(f"{v}:{values[v]}" for v in sorted(values))
+    table = ConstructTable(long_gene=(comp,), known=(f"{comp} = {gene}",), max_piece=14, max_states=100_000)
+    (shard,) = long_shards(table, "standard")
+    genes, cycles, found = played([shard])
+    catalogue = {c.cycle_id: c for c in read_cycles(SHIPPED)}
+    assert len(cycles) == 4 and all(row.balanced for row in cycles.values())
+    assert {cid: row.balanced for cid, row in cycles.items()} == {cid: catalogue[cid].balanced_deals for cid in cycles}
+    assert {catalogue[cid].source for cid in cycles} == {"bmn construct 2026"}
+    assert {catalogue[cid].period_tricks for cid in cycles} == {period}
+    assert genes[gene].balanced == deals == len(found) and genes[gene].balanced_cycles == 4
+
+
+def test_the_atlas_census_by_length_is_the_census_files():
+    """docs/atlas.md's census of genes by length is benchmarks/gene_census.csv summed by length: compositions, genes,
+    the largest small hand; and every gene listed in the file holds its composition's cards (a gene with its
+    composition's cards, checked here; its being a gene, by the searches' tests above)."""
+    import csv
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    with open(root / "benchmarks" / "gene_census.csv") as f:
+        rows = list(csv.DictReader(f))
+    by_length: dict[int, list[dict]] = {}
+    for row in rows:
+        by_length.setdefault(int(row["length"]), []).append(row)
+        genes = row["gene_list"].split()
+        assert len(genes) == int(row["genes"])
+        for gene in genes:
+            counts = Counter("-JQKA".index(c) for c in gene)
+            assert ",".join(f"{v}:{counts[v]}" for v in sorted(counts)) == row["composition"], gene
+    atlas = (root / "docs" / "atlas.md").read_text()
+    table = atlas.split("| length | compositions | genes |", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    shown = {int(c[0]): (int(c[1]), int(c[2].replace(",", "")), c[4]) for c in
+             ([x.strip() for x in line.strip("|").split("|")] for line in table)}
+    made = {n: (len(rs), sum(int(r["genes"]) for r in rs),
+                str(max(int(r["most_small"]) for r in rs)) if any(int(r["genes"]) for r in rs) else "-")
+            for n, rs in by_length.items()}
+    assert shown == made

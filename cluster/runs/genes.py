@@ -168,7 +168,8 @@ def publish(genes: pa.Table, summaries: dict[int, ShardSummary], plan) -> list[s
         if not write_entry(library, gadget, comp, by_comp.get(text, []), shards=len(ids), run=config.out,
                            seconds=sum(summaries[k].figures.elapsed_s for k in ids)):
             continue
-        added.append(f"{text} searched to its end: its {len(by_comp.get(text, []))} genes added to the genes library "
+        found = len(by_comp.get(text, []))
+        added.append(f"{text} searched to its end: {found} gene{'' if found == 1 else 's'} added to the genes library "
                      f"{library.uri}")
     return added
 
