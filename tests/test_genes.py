@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import random
-from collections import Counter
 from itertools import product
 
 import numpy as np
@@ -22,6 +21,7 @@ from kernels.strategies.construct import (
     ConstructShard,
     ConstructTable,
     Gadget,
+    composition_text,
     compositions_of,
     layout,
     long_plan,
@@ -313,8 +313,7 @@ def test_the_long_genes_of_the_twelve_new_balanced_cycles_build_them(gene, deals
     catalogue's "bmn construct 2026", each count the one backward play gives)."""
     from kernels.catalogue import SHIPPED, read_cycles
 
-    values = Counter("-JQKA".index(c) for c in gene)
-    comp = ",".join(f"{v}:{values[v]}" for v in sorted(values))
+    comp = composition_text(kc.comp_of(parse_hand(gene)))
     table = ConstructTable(long_gene=(comp,), known=(f"{comp} = {gene}",), max_piece=14, max_states=100_000)
     (shard,) = long_shards(table, "standard")
     genes, cycles, found = played([shard])
@@ -342,8 +341,7 @@ def test_the_atlas_census_by_length_is_the_census_files():
         genes = row["gene_list"].split()
         assert len(genes) == int(row["genes"])
         for gene in genes:
-            counts = Counter("-JQKA".index(c) for c in gene)
-            assert ",".join(f"{v}:{counts[v]}" for v in sorted(counts)) == row["composition"], gene
+            assert composition_text(kc.comp_of(parse_hand(gene))) == row["composition"], gene
     atlas = (root / "docs" / "atlas.md").read_text()
     table = atlas.split("| length | compositions | genes |", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
     shown = {int(c[0]): (int(c[1]), int(c[2].replace(",", "")), c[4]) for c in

@@ -6,6 +6,7 @@ smaller string first), so every reader names the same longest game.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kernels.tally import Candidate, Counts
@@ -19,8 +20,22 @@ def longest_key(game: Candidate) -> tuple:
     return (-game.result.cards, game.hands)
 
 
+class LongestFirst:
+    """The longest game of figures that keep their longest games longest first (`longest`)."""
+
+    longest: Sequence[Candidate]
+
+    @property
+    def best(self) -> Candidate | None:
+        return self.longest[0] if self.longest else None
+
+    @property
+    def longest_cards(self) -> int:
+        return self.longest[0].result.cards if self.longest else 0
+
+
 @dataclass
-class RunTotals:
+class RunTotals(LongestFirst):
     done: int = 0
     failed: int = 0
     counts: Counts = field(default_factory=Counts)  # the done shards' deals, cards and cycling deals
@@ -51,17 +66,9 @@ class RunTotals:
         for k, v in figures.histogram.items():
             self.histogram[k] = self.histogram.get(k, 0) + v
 
-    @property
-    def best(self) -> Candidate | None:
-        return self.longest[0] if self.longest else None
-
-    @property
-    def longest_cards(self) -> int:
-        return self.longest[0].result.cards if self.longest else 0
-
 
 @dataclass(frozen=True)
-class Snapshot:
+class Snapshot(LongestFirst):
     """The run's figures as the loop left them at the end of a turn: immutable, so the progress thread (and
     anything else off the loop) reads whole figures, never a total while a shard is being added to it."""
 
@@ -73,14 +80,6 @@ class Snapshot:
     session_deals: int = 0  # what the shards this session handed over played
     longest: tuple[Candidate, ...] = ()  # the KEEP_LONGEST longest games, longest first
     cycles: int = 0
-
-    @property
-    def best(self) -> Candidate | None:
-        return self.longest[0] if self.longest else None
-
-    @property
-    def longest_cards(self) -> int:
-        return self.longest[0].result.cards if self.longest else 0
 
 
 @dataclass

@@ -182,14 +182,10 @@ def key(default: Any, doc: str, *, unsaid: bool = False, **how) -> Any:
     return field(default=default, metadata={PARAM: {"doc": doc, **how}, **({UNSAID: True} if unsaid else {})})
 
 
+@functools.cache
 def params_of(cls: type) -> dict[str, Param]:
     """Each field of a typed value as its Param (its annotation, and what `key()` declared where it did), by
-    name, in field order: the one spec its values are decoded by."""
-    return _params(cls)
-
-
-@functools.cache
-def _params(cls: type) -> dict[str, Param]:
+    name, in field order: the one spec its values are decoded by (read once per class)."""
     hints = typing.get_type_hints(cls)
     out = {}
     for f in fields(cls):
