@@ -47,13 +47,7 @@ def compositions(deck: str, small: str, tail: str, length: int) -> list[tuple[in
 
 def estimate(comp, small, tail, k, bounds) -> float:
     """Knuth's estimate of the choices of the exact search of one composition."""
-    pool = np.array(comp, np.int64)
-    n = int(pool.sum())
-    est = np.zeros(n + 4)
-    kg.gene_search(kg.PROBE, k, True, bounds, pool, n, True, small, tail, np.zeros(0, np.uint8), 0, 64, 0,
-                   PROBES, 7, np.zeros((1, n + 1), np.uint8), np.zeros(1, np.int64),
-                   np.zeros(kg.N_COUNTERS, np.int64), est)
-    return est[0] / PROBES
+    return kg.estimate(small, tail, comp, k=k, bounds=bounds, probes=PROBES, seed=7)[0]
 
 
 def most_small(gene, small) -> int:

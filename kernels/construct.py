@@ -51,10 +51,6 @@ def comp_of(cards) -> Comp:
     return tuple(counts)
 
 
-def size(c: Comp) -> int:
-    return sum(c)
-
-
 def order(c: Comp) -> tuple:
     """The order of compositions in a multiset: fewer cards first, then by counts."""
     return (sum(c), c)
@@ -73,11 +69,6 @@ def genes_of(small: tuple, tail: tuple, comp: Comp, lookahead: int = kg.LOOKAHEA
     found, counters = kg.genes_of(small, tail, comp, k=lookahead, max_orbit=max_orbit, max_nodes=max_nodes)
     return GeneSet(tuple(kg.orbit_phases(piece, small, tail) for piece in found), int(counters[kg.CHOICES]),
                    bool(counters[kg.TRUNCATED]))
-
-
-def orbit_of(piece, small_a, tail_a) -> tuple[tuple[int, ...], ...]:
-    """A gene's phases in F's order from `piece`."""
-    return kg.orbit_phases(piece, small_a, tail_a)
 
 
 @lru_cache(maxsize=8)

@@ -1,11 +1,22 @@
 """The gene search: every gene of a small-hand gadget holding a composition, at the speed of the hardware.
 
-The gadget and its genes are kernels/construct.py's (a big hand B leads against a small hand S; a *piece* P is
-B's top cards up to the trick boundary where S holds its small hand again, its *block* Q the cards B picked up
-meanwhile; with a tail T, F(P) = T + Q[:-|T|], and a gene is a piece that F brings back to itself). One kernel,
-`gene_search`, walks the pieces depth first, one card of P a choice, and keeps `k` gadgets playing side by side:
-the piece P_0 and its successors P_1 .. P_{k-1} (P_j = T, then the block of P_{j-1} as far as it is known). A
-choice is cut as soon as no gene can lie below it:
+The gadget and its genes are kernels/construct.py's: a big hand B leads against a small hand S; a *piece* P is
+B's top cards up to the trick boundary where S holds its small hand again with B to lead, its *block* Q the cards
+B picked up meanwhile; with a tail T, F(P) = T + Q[:-|T|], and a gene is a piece that F brings back to itself.
+
+The gadget played. `play_on` plays a gadget on from its state until B needs a card of its piece that is not
+known yet (NEED), S holds its small hand again with B to lead (DONE: a piece), or S runs out, or the block holds
+more cards than the piece can (DEAD). It is the one trick-playing step: the search, `play_piece` (a whole piece)
+and `successor` (F) all play through it. A gadget's state is a row of named int16 fields (S_HEAD ... EQUAL, then
+the block's room for each value); its cards are rows of one uint8 array, cards[PIECE | HAND | LOG, gadget,
+position]: its piece, S's hand, and every card played in order (a pile is a run of them). The hand and the log
+only grow (S's hand is read from a head that moves on), so a state is a few numbers and going back restores them:
+no card is copied on the way down. The small hand stays at the start of the hand's row, where S's hand began.
+
+The search. `gene_search` walks the pieces depth first, one card of P a choice, and keeps `k` gadgets playing
+side by side: the piece P_0 and its successors P_1 .. P_{k-1} (P_j = T, then the block of P_{j-1} as far as it is
+known: gadget j writes its block straight into the piece row of gadget j + 1). A choice is cut as soon as no gene
+can lie below it:
 
   - a gadget's small hand runs out (the game ends), or a successor needs more cards than a phase holds;
   - a block holds more cards of a value than the pool (a block holds exactly its piece's cards in the end, and it
@@ -14,219 +25,230 @@ choice is cut as soon as no gene can lie below it:
     search, with fewer than the composition's;
   - with `least`, a successor's known cards are already lexicographically below the piece's: each orbit is
     reported once, by its least phase, so a branch whose piece cannot be the least phase holds none;
-  - with `bounds`, a gadget's small hand cannot give back what it holds beyond its own cards. A piece ends on
-    a trick B wins, so B must still hold a penalty card; S plays at most one card for each plain card B has
-    left and v for each penalty card of value v, so its hand can shrink by at most that (the pool's cards less
-    those the gadget's piece has read); and each penalty card w among the cards S must still play (all but its
-    last |S|) that B cannot answer with a penalty card of its own gives S a pile back, w cards of B's with its
-    own card, w - 1 of them letting S play none: 2w less.
+  - with `bounds`, a gadget's small hand cannot give back what it holds beyond its own cards (`gives_back`).
 
 A piece that returns is a gene when F brings it back within `max_orbit` steps (`orbit_length`).
 
-Each gadget keeps S's hand, the pile and the block in buffers that only grow (S's cards are read from a head
-that moves on, piles are kept where they were played), so going one card deeper saves a few numbers per gadget
-and going back restores them: no card is copied on the way down.
+Three modes walk the same tree:
 
-The kernel has three modes over the same walk:
-
-  SEARCH    every gene below `prefix` (the whole search: an empty prefix), least phases into out/out_len;
+  SEARCH    every gene below `prefix` (the whole search: an empty prefix), least phases, as rows of `out`;
   FRONTIER  the prefixes of the live nodes `depth` cards below the tail, and the pieces that return above that
             depth (each a prefix of its own): every gene lies below exactly one of them, so a search cut into
             shards by runs of the frontier is the whole search (kernels/strategies/construct.py);
-  PROBE     Knuth's estimate of the search tree below `prefix`: `probes` random walks from it, each scanning
-            every child of the nodes it passes and stepping into one live child drawn at random; est[0] sums
-            each walk's estimate of the choices, est[1 + e] its estimate of the live nodes at depth e.
+  PROBE     Knuth's estimate of the search tree below `prefix`: `probes` random walks from it, each trying every
+            child of the nodes it passes and stepping into one live child drawn at random; est[0] sums each walk's
+            estimate of the choices, est[1 + e] its estimate of the live nodes at depth e.
 
 counters: CHOICES (cards tried), PIECES (pieces that returned with the pool's cards), GENES (found), OVERFLOW
-(found past out's capacity: grow it and run again), TRUNCATED (stopped at max_nodes choices).
+(rows found past out's capacity: grow it and run again), TRUNCATED (stopped at max_nodes choices).
+
+Numba: the helpers the walk inlines take the two arrays and indices, never views or tuples of arrays, and leave
+their loops only at the end (no break, no early return): otherwise every call costs an atomic reference count per
+array, which doubled the search's time (benchmarks/README.md, "Long genes").
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
 from ._jit import kernel
 
+# How a gadget's turn stands after `play_on` (PLAYING: it is still playing, inside play_on)
+DEAD, NEED, DONE, PLAYING = 0, 1, 2, 3
+# What a walk of the tree does (module docstring)
 SEARCH, FRONTIER, PROBE = 0, 1, 2
+# counters
 CHOICES, PIECES, GENES, OVERFLOW, TRUNCATED = range(5)
 N_COUNTERS = 5
+MAX_CARDS = 120  # the deck's cards at most (a gadget's buffer positions are kept in 16 bits)
+MAX_VALUE = 9  # a penalty card's value at most
 
-NEED, DONE, DEAD = 1, 2, 0  # how a piece's turn ends: B needs a card beyond it, it returns, S runs out
-MAX_CARDS = 120  # the deck's cards at most (a gadget's positions are kept in 16 bits)
-# a gadget's state at a depth, one row of the walk's state array
-_SH, _ST, _PB, _PE, _QL, _TW, _US, _FL, _EQ, _SP, _PR, _PS = range(12)
-_NF = 12
-# the walk's phases
-_REPLAY, _STEP, _DRAW = 0, 1, 2
+# A gadget's state: state[depth, gadget, FIELD]
+S_HEAD = 0        # S's hand: the position of its top card in the hand's row ...
+S_END = 1         # ... and one past its bottom card
+PILE_START = 2    # the pile: a run of the log, from here ...
+PILE_END = 3      # ... to here (the next card played is written here)
+BLOCK = 4         # |Q|: the cards B has picked up
+TURN = 5          # who plays next: 0 B, 1 S
+OWED = 6          # cards still owed to the last penalty card played (0: none)
+READ = 7          # cards of the gadget's piece read
+SPENT = 8         # the plays of S that the cards read allow: 1 for a plain card, v for a penalty card of value v
+B_PENALTIES = 9   # penalty cards among those read
+S_PENALTIES = 10  # penalty cards in S's hand
+MOST = 11         # the most cards S has held at a trick boundary
+RETURNED = 12     # 1 once the gadget returned (its piece is complete)
+EQUAL = 13        # (a successor) how far its piece's known cards equal P_0's; -1 once they are greater
+ROOM = 14         # ROOM + v: the cards of value v the block may still take (the pool's, less those it holds)
+N_FIELDS = ROOM + MAX_VALUE + 1
+
+# A gadget's cards: cards[ROW, gadget, position]
+PIECE, HAND, LOG = 0, 1, 2
 
 
 @kernel(inline="always")
 def buffer_cards(small_len, max_len):
-    """Cards a gadget's buffers hold at most: every card played in a turn is written once, and S plays at most
-    one card for each card of B, v for a penalty card of value v (at most 9), so a turn plays fewer than
-    10 max_len + |S| cards in all."""
+    """Cards any buffer of a gadget's turn holds at most (S's hand, the cards played, the block): each card played
+    is written once, and S plays at most one card for each card of B, v for a penalty card of value v (at most 9;
+    a lead after S wins a pile is paid for by the B card S won with it), so a turn of a piece of at most max_len
+    cards plays at most 10 max_len cards, and S's hand holds at most |S| more."""
     return small_len + 10 * max_len + 16
+
+
+@kernel(inline="always")
+def play_on(state, cards, e, j, have, ns, block_at, max_block):
+    """Play gadget j on from its state at depth e until B needs card `have` of its piece (NEED), S holds its small
+    hand (the first ns cards of its hand's row) again with B to lead (DONE), or S runs out, or the block holds more
+    than max_block cards or more of a value than its room (DEAD). The block is written into the piece row of gadget
+    j + 1 from block_at on. Returns the outcome; the state is updated."""
+    sh, se = state[e, j, S_HEAD], state[e, j, S_END]
+    pb, pe = state[e, j, PILE_START], state[e, j, PILE_END]
+    ql, turn, owed, used = state[e, j, BLOCK], state[e, j, TURN], state[e, j, OWED], state[e, j, READ]
+    spent, b_pen = state[e, j, SPENT], state[e, j, B_PENALTIES]
+    s_pen, most = state[e, j, S_PENALTIES], state[e, j, MOST]
+    outcome = PLAYING
+    while outcome == PLAYING:
+        if turn == 0:  # B plays the next card of its piece, when it is known
+            if used == have:
+                outcome = NEED
+                continue
+            c = cards[PIECE, j, used]
+            used += 1
+            b_pen += c > 0
+            spent += c if c > 0 else 1
+        else:
+            if se == sh:
+                outcome = DEAD
+                continue
+            c = cards[HAND, j, sh]
+            sh += 1
+            s_pen -= c > 0
+        cards[LOG, j, pe] = c
+        pe += 1
+        if c > 0:  # a penalty card: the other player owes c cards
+            owed = c
+            turn = 1 - turn
+        elif owed == 0:  # a plain card with nothing owed: the other plays
+            turn = 1 - turn
+        else:
+            owed -= 1
+            if owed == 0 and turn == 1:  # B played the last penalty card and S paid it all: B takes the pile
+                for i in range(pb, pe):
+                    y = cards[LOG, j, i]
+                    cards[PIECE, j + 1, block_at + ql] = y
+                    ql += 1
+                    state[e, j, ROOM + y] -= 1
+                    if state[e, j, ROOM + y] < 0:
+                        outcome = DEAD
+                pb = pe
+                turn = 0
+                if ql > max_block:
+                    outcome = DEAD
+                if outcome == PLAYING and se - sh == ns:
+                    same = True
+                    for i in range(ns):
+                        same &= cards[HAND, j, sh + i] == cards[HAND, j, i]
+                    if same:
+                        outcome = DONE
+            elif owed == 0:  # S played the last penalty card and B paid it all: S takes the pile
+                for i in range(pb, pe):
+                    y = cards[LOG, j, i]
+                    cards[HAND, j, se] = y
+                    se += 1
+                    s_pen += y > 0
+                pb = pe
+                turn = 1
+                most = max(most, se - sh)
+    state[e, j, S_HEAD], state[e, j, S_END] = sh, se
+    state[e, j, PILE_START], state[e, j, PILE_END] = pb, pe
+    state[e, j, BLOCK], state[e, j, TURN], state[e, j, OWED], state[e, j, READ] = ql, turn, owed, used
+    state[e, j, SPENT], state[e, j, B_PENALTIES] = spent, b_pen
+    state[e, j, S_PENALTIES], state[e, j, MOST] = s_pen, most
+    return outcome
+
+
+@kernel
+def start(state, cards, e, j, small, room):
+    """Gadget j's state at depth e before its first card: S holds `small` (written at the start of its hand's row),
+    and the block may take room[v] cards of each value v."""
+    for f in range(N_FIELDS):
+        state[e, j, f] = 0
+    for y in range(room.shape[0]):
+        state[e, j, ROOM + y] = room[y]
+    ns = small.shape[0]
+    state[e, j, S_END] = ns
+    state[e, j, MOST] = ns
+    for i in range(ns):
+        cards[HAND, j, i] = small[i]
+        state[e, j, S_PENALTIES] += small[i] > 0
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# A whole piece played, F, orbits: one gadget, one depth, the rows of the search's arrays (its piece in
+# cards[PIECE, 0], its block written into cards[PIECE, 1])
+
+@kernel
+def turn_arrays(small_len, n):
+    """(state, cards) for one gadget's turn with a piece of at most n cards (buffer_cards each)."""
+    return np.zeros((1, 1, N_FIELDS), np.int16), np.zeros((3, 2, buffer_cards(small_len, n)), np.uint8)
+
+
+@kernel
+def play_whole(state, cards, n, small):
+    """B = cards[PIECE, 0, :n] (leading) played against S = small, its block into cards[PIECE, 1]: the outcome."""
+    start(state, cards, 0, 0, small, np.full(MAX_VALUE + 1, cards.shape[2], np.int64))
+    return play_on(state, cards, 0, 0, n, small.shape[0], 0, cards.shape[2])
 
 
 @kernel
 def play_piece(piece, n, small, block, sizes):
     """Play B = piece[:n] (leading) against S = small. Returns (outcome, cards of B read, |block|): DONE when S
-    holds its small hand again with B to lead (a piece: its block in `block`, which holds buffer_cards), NEED
-    when B needs a card beyond n, DEAD when S runs out. sizes[0]: the most cards S held at a trick boundary."""
-    ns = small.shape[0]
-    cap = buffer_cards(ns, n)
-    sb = np.zeros(cap, np.uint8)
-    log = np.zeros(cap, np.uint8)
-    for i in range(ns):
-        sb[i] = small[i]
-    sh = 0
-    st = ns
-    pb = 0
-    pe = 0
-    ql = 0
-    turn = 0
-    owed = 0
-    used = 0
-    biggest = ns
-    while True:
-        if turn == 0:
-            if used == n:
-                sizes[0] = biggest
-                return NEED, used, ql
-            c = piece[used]
-            used += 1
-        else:
-            if st == sh:
-                sizes[0] = biggest
-                return DEAD, used, ql
-            c = sb[sh]
-            sh += 1
-        log[pe] = c
-        pe += 1
-        if c > 0:
-            owed = c
-            turn = 1 - turn
-            continue
-        if owed > 0:
-            owed -= 1
-            if owed == 0:
-                if turn == 1:  # B played the last penalty card: B takes the pile
-                    for i in range(pb, pe):
-                        block[ql] = log[i]
-                        ql += 1
-                    pb = pe
-                    turn = 0
-                    if st - sh == ns:
-                        same = True
-                        for i in range(ns):
-                            if sb[sh + i] != small[i]:
-                                same = False
-                        if same:
-                            sizes[0] = biggest
-                            return DONE, used, ql
-                else:
-                    for i in range(pb, pe):
-                        sb[st] = log[i]
-                        st += 1
-                    pb = pe
-                    turn = 1
-                    if st - sh > biggest:
-                        biggest = st - sh
-            continue
-        turn = 1 - turn
+    holds its small hand again with B to lead (a piece: its block copied into `block`), NEED when B needs a card
+    beyond n, DEAD when S runs out. sizes[0]: the most cards S held at a trick boundary."""
+    state, cards = turn_arrays(small.shape[0], n)
+    cards[PIECE, 0, :n] = piece[:n]
+    outcome = play_whole(state, cards, n, small)
+    ql = state[0, 0, BLOCK]
+    block[:ql] = cards[PIECE, 1, :ql]
+    sizes[0] = state[0, 0, MOST]
+    return outcome, state[0, 0, READ], ql
 
 
 @kernel
-def _successor(piece, n, small, tail, nxt, sb, log, block):
-    """F(piece) into nxt when piece[:n] is a piece of n cards that starts with the tail and whose block ends with
-    it (True), with the buffers given (no allocation: the search calls it for every piece)."""
+def step_f(state, cards, n, small, tail):
+    """F once: cards[PIECE, 0, :n] becomes its successor, when it is a piece of n cards that starts with the tail
+    and whose block ends with it (True)."""
     nt = tail.shape[0]
-    ns = small.shape[0]
+    ok = True
     for i in range(nt):
-        if piece[i] != tail[i]:
-            return False
-    for i in range(ns):
-        sb[i] = small[i]
-    sh = 0
-    st = ns
-    pb = 0
-    pe = 0
-    ql = 0
-    turn = 0
-    owed = 0
-    used = 0
-    while True:
-        if turn == 0:
-            if used == n:
-                return False
-            c = piece[used]
-            used += 1
-        else:
-            if st == sh:
-                return False
-            c = sb[sh]
-            sh += 1
-        log[pe] = c
-        pe += 1
-        if c > 0:
-            owed = c
-            turn = 1 - turn
-            continue
-        if owed > 0:
-            owed -= 1
-            if owed == 0:
-                if turn == 1:
-                    for i in range(pb, pe):
-                        block[ql] = log[i]
-                        ql += 1
-                    pb = pe
-                    turn = 0
-                    if st - sh == ns:
-                        same = True
-                        for i in range(ns):
-                            if sb[sh + i] != small[i]:
-                                same = False
-                        if same:
-                            break
-                else:
-                    for i in range(pb, pe):
-                        sb[st] = log[i]
-                        st += 1
-                    pb = pe
-                    turn = 1
-            continue
-        turn = 1 - turn
-    if used != n or ql != n:
-        return False
-    for i in range(nt):
-        if block[n - nt + i] != tail[i]:
-            return False
-    for i in range(nt):
-        nxt[i] = tail[i]
-    for i in range(n - nt):
-        nxt[nt + i] = block[i]
-    return True
+        ok &= cards[PIECE, 0, i] == tail[i]
+    ok = ok and play_whole(state, cards, n, small) == DONE and state[0, 0, READ] == n and state[0, 0, BLOCK] == n
+    if ok:
+        for i in range(nt):
+            ok &= cards[PIECE, 1, n - nt + i] == tail[i]
+    if ok:
+        for i in range(nt, n):
+            cards[PIECE, 0, i] = cards[PIECE, 1, i - nt]
+    return ok
 
 
 @kernel
-def _orbit(piece, n, small, tail, max_orbit, sb, log, block, cur, nxt):
+def orbit_steps(state, cards, piece, n, small, tail, max_orbit):
     """How many steps of F bring piece[:n] back to itself (0: none within max_orbit), negative (-m) when it is a
     gene but not the least phase of its orbit (lexicographically)."""
-    for i in range(n):
-        cur[i] = piece[i]
+    cards[PIECE, 0, :n] = piece[:n]
     least = True
     for step in range(1, max_orbit + 1):
-        if not _successor(cur, n, small, tail, nxt, sb, log, block):
+        if not step_f(state, cards, n, small, tail):
             return 0
         first = 0
-        while first < n and nxt[first] == piece[first]:
+        while first < n and cards[PIECE, 0, first] == piece[first]:
             first += 1
         if first == n:
             return step if least else -step
-        if nxt[first] < piece[first]:
+        if cards[PIECE, 0, first] < piece[first]:
             least = False
-        for i in range(n):
-            cur[i] = nxt[i]
     return 0
 
 
@@ -234,387 +256,284 @@ def _orbit(piece, n, small, tail, max_orbit, sb, log, block, cur, nxt):
 def successor(piece, n, small, tail, nxt):
     """F(piece) into nxt, when piece[:n] is a piece of exactly n cards that starts with the tail and whose block
     ends with it. Returns True when it is."""
-    cap = buffer_cards(small.shape[0], n)
-    return _successor(piece, n, small, tail, nxt, np.zeros(cap, np.uint8), np.zeros(cap, np.uint8),
-                      np.zeros(cap, np.uint8))
+    state, cards = turn_arrays(small.shape[0], n)
+    cards[PIECE, 0, :n] = piece[:n]
+    if not step_f(state, cards, n, small, tail):
+        return False
+    nxt[:n] = cards[PIECE, 0, :n]
+    return True
 
 
 @kernel
 def orbit_length(piece, n, small, tail, max_orbit):
     """How many steps of F bring piece[:n] back to itself (0: it is no gene within max_orbit steps); negative
     (-m) when it is a gene but not the least of its orbit (lexicographically), so each orbit is reported once."""
-    cap = buffer_cards(small.shape[0], n)
-    return _orbit(piece, n, small, tail, max_orbit, np.zeros(cap, np.uint8), np.zeros(cap, np.uint8),
-                  np.zeros(cap, np.uint8), np.zeros(n + 1, np.uint8), np.zeros(n + 1, np.uint8))
+    state, cards = turn_arrays(small.shape[0], n)
+    return orbit_steps(state, cards, piece, n, small, tail, max_orbit)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The search
+
+class Walk(NamedTuple):
+    """What one walk of the tree does (module docstring), and the pool's figures its bounds use."""
+
+    mode: int            # SEARCH, FRONTIER or PROBE
+    k: int               # gadgets side by side: the piece and k - 1 successors
+    least: bool          # cut branches whose piece cannot be the least phase of its orbit
+    bounds: bool         # cut branches whose small hand cannot give back what it holds (gives_back)
+    max_len: int         # cards of a piece at most
+    exact: bool          # only pieces holding every card of the pool
+    depth: int           # FRONTIER: the frontier's depth past the tail
+    max_orbit: int       # rounds within which a gene comes back to itself
+    max_nodes: int       # SEARCH: stop after this many choices (0: no limit)
+    probes: int          # PROBE: random walks
+    seed: int            # PROBE: the seed of numba's generator
+    nt: int              # cards of the tail
+    ns: int              # cards of the small hand
+    room: int            # the plays of S the pool's cards allow: 1 for a plain card, v for a penalty card v
+    pool_penalties: int  # penalty cards in the pool
+
+
+@kernel(inline="always")
+def gives_back(w, state, cards, e, j):
+    """Whether gadget j, waiting at depth e for B's next card, can still give back the cards its small hand holds
+    beyond its own. A piece ends on a trick B wins, so B must still hold a penalty card; S plays at most one card
+    for each plain card B has left and v for each penalty card of value v, so its hand can shrink by at most that
+    (the pool's room less what the cards read spent); and each penalty card v among the cards S must still play
+    (all but its last ns) that B cannot answer with a penalty card of its own gives S a pile back, v cards of B's
+    with its own card, v - 1 of them letting S play none: 2v less, the cheapest such cards counted."""
+    b_pen = state[e, j, B_PENALTIES]
+    sh, se = state[e, j, S_HEAD], state[e, j, S_END]
+    excess = se - sh - w.ns
+    allowed = w.room - state[e, j, SPENT]
+    unanswered = state[e, j, S_PENALTIES] - (w.pool_penalties - b_pen)
+    cost = 0
+    if b_pen < w.pool_penalties and excess <= allowed and unanswered > 0 and excess > 0:
+        for i in range(se - w.ns, se):
+            unanswered -= cards[HAND, j, i] > 0
+        for y in range(1, MAX_VALUE + 1):
+            if unanswered > 0:
+                held = 0
+                for i in range(sh, se - w.ns):
+                    held += cards[HAND, j, i] == y
+                taken = min(held, unanswered)
+                cost += 2 * y * taken
+                unanswered -= taken
+    return b_pen < w.pool_penalties and excess <= allowed - cost
+
+
+@kernel(inline="always")
+def still_least(state, cards, e, j, have, known0):
+    """(least) Whether successor j's known cards at depth e are not yet below the piece's, lexicographically: EQUAL
+    moves on over the cards both know, and turns -1 once the successor's are greater (no longer a constraint)."""
+    eq = state[e, j, EQUAL]
+    below = False
+    lim = min(have, known0)
+    while 0 <= eq < lim and not below:
+        if cards[PIECE, j, eq] == cards[PIECE, 0, eq]:
+            eq += 1
+        elif cards[PIECE, j, eq] < cards[PIECE, 0, eq]:
+            below = True
+        else:
+            eq = -1
+    state[e, j, EQUAL] = eq
+    return not below
+
+
+@kernel(inline="always")
+def descend(w, state, cards, e):
+    """Play every gadget into depth e as far as its known cards allow (P_0's: the tail and e cards after it, the
+    last of them the child's), each cut checked (module docstring); depth e starts from depth e - 1's state (the
+    root, e = 0, from the start). Returns DEAD (no gene below), NEED (the piece needs its next card) or DONE (the
+    piece returned)."""
+    known0 = w.nt + e
+    alive = True
+    j = 0
+    while alive and j < w.k:  # (a branch cut before gadget j never copies it: it is not read)
+        if e > 0:
+            for f in range(N_FIELDS):
+                state[e, j, f] = state[e - 1, j, f]
+        have = known0 if j == 0 else min(w.nt + state[e, j - 1, BLOCK], w.max_len)
+        if state[e, j, RETURNED] == 0 and state[e, j, READ] < have:
+            outcome = play_on(state, cards, e, j, have, w.ns, w.nt, w.max_len)
+            read = state[e, j, READ]
+            if outcome == DEAD or (outcome == NEED and j > 0 and read >= w.max_len):
+                alive = False
+            elif outcome == NEED:
+                if w.bounds:
+                    alive = gives_back(w, state, cards, e, j)
+            else:  # returned: with as many cards as the piece (and, exact, the pool's)
+                state[e, j, RETURNED] = 1
+                alive = not ((w.exact and read != w.max_len) or (j > 0 and read < state[e, 0, READ]))
+        if alive and w.least and j > 0:
+            alive = still_least(state, cards, e, j, have, known0)
+        j += 1
+    outcome = NEED
+    if not alive:
+        outcome = DEAD
+    elif state[e, 0, RETURNED] == 1:
+        outcome = DONE
+    return outcome
 
 
 @kernel
-def gene_search(mode, k, least, bounds, pool, max_len, exact, small, tail, prefix, depth, max_orbit, max_nodes, probes,
-                seed, out, out_len, counters, est):
-    """The walk over pieces of at most max_len cards drawn from `pool` (cards of each value; with `exact`, those
-    holding every one of them), in the mode given, with k gadgets, the least-phase cut and the bounds as asked
-    (module docstring). `prefix`: the piece's cards after the tail that every node walked starts with; `depth`
-    the frontier's; PROBE's walks from numba's generator seeded with `seed`. Returns the rows written to
-    out/out_len (genes, or frontier prefixes, each with the tail)."""
-    nv = pool.shape[0]
-    ns = small.shape[0]
-    nt = tail.shape[0]
-    cap = buffer_cards(ns, max_len)
-    # each gadget's buffers: S's hand (SB), the cards played in order (LOG: a pile is a run of it), the block (QB)
-    SB = np.zeros(k * cap, np.uint8)
-    LOG = np.zeros(k * cap, np.uint8)
-    QB = np.zeros(k * cap, np.uint8)
-    # scratch for the orbit check
-    sbw = np.zeros(cap, np.uint8)
-    logw = np.zeros(cap, np.uint8)
-    qbw = np.zeros(cap, np.uint8)
-    cur = np.zeros(max_len + 1, np.uint8)
-    nxt = np.zeros(max_len + 1, np.uint8)
-    # each gadget's state at each depth: S's head and end, the pile's start and end, |Q|, turn * 16 + owed,
-    # cards of its piece read, whether it returned, and how far its piece equals P_0 (-1: it is greater)
-    n_depths = max_len + 2
-    G = np.zeros(n_depths * k * _NF, np.int16)
-    cw = k * nv
-    CNT = np.zeros(n_depths * cw, np.int16)  # each block's cards of each value
-    left = pool.copy()
-    piece = np.zeros(max_len + 1, np.uint8)
-    choice = np.zeros(n_depths, np.int64)
-    live = np.zeros(nv, np.int64)
-    scratch = np.zeros(nv, np.int64)
-    weight = np.zeros(n_depths, np.float64)
-    if mode == PROBE:
-        np.random.seed(seed)
-    small_penalties = 0
-    for i in range(ns):
-        if small[i] > 0:
-            small_penalties += 1
-    for j in range(k):
-        for i in range(ns):
-            SB[j * cap + i] = small[i]
-        G[j * _NF + _ST] = ns
-        G[j * _NF + _PS] = small_penalties
-    for i in range(nt):
-        piece[i] = tail[i]
+def emit(out, out_len, written, counters, cards, n):
+    """Row `written` of out: the piece's first n cards (counted as OVERFLOW past out's capacity). Returns the rows
+    written."""
+    if written >= out.shape[0]:
+        counters[OVERFLOW] += 1
+        return written
+    out[written, :n] = cards[PIECE, 0, :n]
+    out_len[written] = n
+    return written + 1
+
+
+@kernel
+def on_piece(w, state, cards, e, small, tail, written, out, out_len, counters):
+    """A piece returned at depth e: in FRONTIER mode a prefix of its own, else a row when it is a gene in its least
+    phase. Returns the rows written."""
+    n = state[e, 0, READ]  # (= tail + e: the piece returns on its last card)
+    counters[PIECES] += 1
+    if w.mode == FRONTIER:
+        return emit(out, out_len, written, counters, cards, n)
+    turn_state, turn_cards = turn_arrays(w.ns, n)
+    if orbit_steps(turn_state, turn_cards, cards[PIECE, 0], n, small, tail, w.max_orbit) > 0:
+        counters[GENES] += 1
+        return emit(out, out_len, written, counters, cards, n)
+    return written
+
+
+@kernel
+def root(w, state, cards, left, small, tail, pool, prefix):
+    """Start every gadget, play the tail alone (the root), then walk down the prefix's cards. Returns NEED when the
+    walk goes on below the prefix, DONE when the prefix is itself a piece, DEAD when no piece begins with it."""
+    for j in range(w.k):
+        start(state, cards, 0, j, small, pool)
+        cards[PIECE, j + 1, :w.nt] = tail
+    for i in range(w.nt):
+        cards[PIECE, 0, i] = tail[i]
         left[tail[i]] -= 1
         if left[tail[i]] < 0:
-            return 0
-    # S plays at most one card for each plain card of B and v for each penalty card of value v: the cards of the
-    # pool less those a piece has read bound what S can still give back
-    room = 0
-    pool_penalties = 0
-    for y in range(nv):
-        room += pool[y] * (y if y > 1 else 1)
-        if y > 0:
-            pool_penalties += pool[y]
-    npre = prefix.shape[0]
-    if nt + npre > max_len:
+            return DEAD
+    if w.nt + prefix.shape[0] > w.max_len or descend(w, state, cards, 0) != NEED:
+        return DEAD  # (the tail alone returns or dies: no choice to make)
+    for d in range(prefix.shape[0]):
+        v = prefix[d]
+        if v >= left.shape[0] or left[v] == 0:
+            return DEAD  # the prefix is not drawn from the pool
+        left[v] -= 1
+        cards[PIECE, 0, w.nt + d] = v
+        outcome = descend(w, state, cards, d + 1)
+        if outcome == DEAD or (outcome == DONE and d + 1 < prefix.shape[0]):
+            return DEAD
+        if outcome == DONE:
+            return DONE
+    return NEED
+
+
+@kernel
+def gene_search(w, small, tail, pool, prefix, out, out_len, counters, est):
+    """One walk of the tree (module docstring): the pieces of at most w.max_len cards drawn from `pool` (cards of
+    each value) past the tail and the prefix, rows into out/out_len (genes, or frontier prefixes, each with the
+    tail), figures into counters and est. Returns the rows written."""
+    state = np.zeros((w.max_len + 2, w.k, N_FIELDS), np.int16)
+    cards = np.zeros((3, w.k + 1, w.nt + buffer_cards(w.ns, w.max_len)), np.uint8)
+    left = pool.copy()
+    where = root(w, state, cards, left, small, tail, pool, prefix)
+    floor = prefix.shape[0]  # the depth of the walk's root
+    if where == DEAD or (where == DONE and w.mode == PROBE):
         return 0
+    if where == DONE:  # the prefix is a piece: the only node of the walk
+        counters[CHOICES] += 1
+        return on_piece(w, state, cards, floor, small, tail, 0, out, out_len, counters)
+    if w.mode == PROBE:
+        probe(w, state, cards, left, floor, counters, est)
+        return 0
+    return depth_first(w, state, cards, left, floor, small, tail, out, out_len, counters)
+
+
+@kernel(inline="always")
+def next_value(left, v):
+    """The least value from v on with a card left (left.shape[0]: none)."""
+    while v < left.shape[0] and left[v] == 0:
+        v += 1
+    return v
+
+
+@kernel
+def depth_first(w, state, cards, left, floor, small, tail, out, out_len, counters):
+    """SEARCH and FRONTIER: every child of every live node below depth `floor`, in order. Returns the rows
+    written."""
+    choice = np.full(w.max_len + 2, -1, np.int64)  # the value chosen at each depth (-1: none yet)
     written = 0
-    floor = npre  # the depth of the walk's root
-    walks = 0
-    phase = _REPLAY
-    d = -1  # the depth whose child is played next (-1: the root, the tail alone)
-    v = -1
+    d = floor
     while True:
-        # ---- the next card: d's child v is played into depth e
-        if d < 0:
-            e = 0
-        elif phase == _REPLAY:
-            v = prefix[d]
-            if left[v] == 0:
-                return written  # the prefix is not drawn from the pool: nothing below it
-            left[v] -= 1
-            choice[d] = v
-            e = d + 1
-        elif phase == _DRAW:  # (PROBE) step into one live child of d, drawn at random
+        if choice[d] >= 0:
+            left[choice[d]] += 1  # (the sibling tried last)
+        v = next_value(left, choice[d] + 1)
+        if v == left.shape[0] or w.nt + d >= w.max_len:
+            choice[d] = -1
+            if d == floor:
+                return written
+            d -= 1
+            continue
+        choice[d] = v
+        left[v] -= 1
+        counters[CHOICES] += 1
+        if w.max_nodes > 0 and counters[CHOICES] > w.max_nodes:
+            counters[TRUNCATED] = 1
+            return written
+        cards[PIECE, 0, w.nt + d] = v
+        outcome = descend(w, state, cards, d + 1)
+        if outcome == DONE:
+            written = on_piece(w, state, cards, d + 1, small, tail, written, out, out_len, counters)
+        elif outcome == NEED and w.mode == FRONTIER and d + 1 >= w.depth:
+            written = emit(out, out_len, written, counters, cards, w.nt + d + 1)
+        elif outcome == NEED:
+            d += 1
+
+
+@kernel
+def probe(w, state, cards, left, floor, counters, est):
+    """PROBE: w.probes random walks down from depth `floor`, each node's children all tried (each a choice, weighed
+    by the walk's estimate of the nodes at its depth), then one live child drawn at random from numba's generator
+    (seeded with w.seed)."""
+    nv = left.shape[0]
+    live = np.zeros(nv, np.int64)
+    choice = np.zeros(w.max_len + 2, np.int64)
+    np.random.seed(w.seed)
+    for _ in range(w.probes):
+        d, weight = floor, 1.0
+        while True:
             n_live = 0
-            for x in range(nv):
-                n_live += live[x]
-            if n_live == 0:  # the walk ends: back to the root for the next one
-                walks += 1
-                if walks >= probes:
-                    break
-                while d > floor:
-                    d -= 1
-                    left[choice[d]] += 1
-                choice[d] = -1
-                for x in range(nv):
-                    live[x] = 0
-                phase = _STEP
-                continue
+            for v in range(nv):
+                live[v] = 0
+                if left[v] > 0 and w.nt + d < w.max_len:
+                    left[v] -= 1
+                    counters[CHOICES] += 1
+                    est[0] += weight
+                    cards[PIECE, 0, w.nt + d] = v
+                    live[v] = descend(w, state, cards, d + 1) == NEED
+                    n_live += live[v]
+                    left[v] += 1
+            if n_live == 0:
+                break
             r = np.random.randint(n_live)
             v = 0
-            for x in range(nv):
-                if live[x] == 1:
-                    if r == 0:
-                        v = x
-                        break
-                    r -= 1
-            weight[d + 1] = weight[d] * n_live
-            left[v] -= 1
-            choice[d] = v
-            e = d + 1
-        else:  # _STEP: the next sibling at depth d, or back up
-            if choice[d] >= 0:
-                left[choice[d]] += 1
-            v = choice[d] + 1
-            while v < nv and left[v] == 0:
+            while live[v] == 0 or r > 0:
+                r -= live[v]
                 v += 1
-            if v >= nv or nt + d >= max_len:
-                choice[d] = -1
-                if mode == PROBE:
-                    phase = _DRAW
-                    continue
-                if d == floor:
-                    break
-                d -= 1
-                continue
-            choice[d] = v
+            weight *= n_live
             left[v] -= 1
-            counters[CHOICES] += 1
-            if mode == PROBE:
-                est[0] += weight[d]
-            elif max_nodes > 0 and counters[CHOICES] > max_nodes:
-                counters[TRUNCATED] = 1
-                break
-            e = d + 1
-        known0 = nt + e
-        if d >= 0:
-            piece[nt + d] = v
-        # ---- every gadget of depth e played as far as its known cards allow
-        ok = 1  # 0: no gene below; 1: the piece needs its next card; 2: the piece returned
-        for j in range(k):
-            x = e * k + j
-            if d >= 0:  # its state at depth e starts from depth d's (copied here: a branch cut before j never is)
-                for i in range(_NF):
-                    G[x * _NF + i] = G[(x - k) * _NF + i]
-                for i in range(nv):
-                    CNT[x * nv + i] = CNT[(x - k) * nv + i]
-            if j == 0:
-                have = known0
-            else:
-                have = nt + G[(x - 1) * _NF + _QL]
-                if have > max_len:
-                    have = max_len
-            if G[(x) * _NF + _FL] == 0 and G[(x) * _NF + _US] < have:
-                sh = G[(x) * _NF + _SH]
-                st = G[(x) * _NF + _ST]
-                pb = G[(x) * _NF + _PB]
-                pe = G[(x) * _NF + _PE]
-                ql = G[(x) * _NF + _QL]
-                turn = G[(x) * _NF + _TW] >> 4
-                owed = G[(x) * _NF + _TW] & 15
-                used = G[(x) * _NF + _US]
-                spent = G[(x) * _NF + _SP]
-                read_penalties = G[(x) * _NF + _PR]
-                s_penalties = G[(x) * _NF + _PS]
-                base = j * cap
-                source = (j - 1) * cap - nt  # P_j's cards past the tail: the block of P_{j-1}
-                co = x * nv
-                status = NEED
-                while True:
-                    if turn == 0:
-                        if used == have:
-                            break
-                        if j == 0:
-                            c = piece[used]
-                        elif used < nt:
-                            c = tail[used]
-                        else:
-                            c = QB[source + used]
-                        used += 1
-                        if c > 0:
-                            spent += c
-                            read_penalties += 1
-                        else:
-                            spent += 1
-                    else:
-                        if st == sh:
-                            status = DEAD
-                            break
-                        c = SB[base + sh]
-                        sh += 1
-                        if c > 0:
-                            s_penalties -= 1
-                    LOG[base + pe] = c
-                    pe += 1
-                    if c > 0:
-                        owed = c
-                        turn = 1 - turn
-                        continue
-                    if owed > 0:
-                        owed -= 1
-                        if owed == 0:
-                            if turn == 1:  # B played the last penalty card: B takes the pile
-                                for i in range(pb, pe):
-                                    y = LOG[base + i]
-                                    QB[base + ql] = y
-                                    ql += 1
-                                    CNT[co + y] += 1
-                                    if CNT[co + y] > pool[y]:
-                                        status = DEAD
-                                pb = pe
-                                turn = 0
-                                if status == DEAD or ql > max_len:
-                                    status = DEAD
-                                    break
-                                if st - sh == ns:
-                                    same = True
-                                    for i in range(ns):
-                                        if SB[base + sh + i] != small[i]:
-                                            same = False
-                                    if same:
-                                        status = DONE
-                                        break
-                            else:
-                                for i in range(pb, pe):
-                                    y = LOG[base + i]
-                                    SB[base + st] = y
-                                    st += 1
-                                    if y > 0:
-                                        s_penalties += 1
-                                pb = pe
-                                turn = 1
-                        continue
-                    turn = 1 - turn
-                G[(x) * _NF + _SH] = sh
-                G[(x) * _NF + _ST] = st
-                G[(x) * _NF + _PB] = pb
-                G[(x) * _NF + _PE] = pe
-                G[(x) * _NF + _QL] = ql
-                G[(x) * _NF + _TW] = turn * 16 + owed
-                G[(x) * _NF + _US] = used
-                G[(x) * _NF + _SP] = spent
-                G[(x) * _NF + _PR] = read_penalties
-                G[(x) * _NF + _PS] = s_penalties
-                if status == DEAD or (status == NEED and j > 0 and used >= max_len):
-                    ok = 0
-                    break
-                if bounds and status == NEED:
-                    # What S can still give back (module docstring): B must still win a trick, so it needs a
-                    # penalty card; S plays at most room - spent more cards, and less by 2w for each penalty
-                    # card w among those S must play (all but its last ns) that B cannot answer with one of
-                    # its own (S wins that pile back, w cards of B's with it, w - 1 of them letting S play none)
-                    if read_penalties == pool_penalties:
-                        ok = 0
-                        break
-                    excess = st - sh - ns
-                    if excess > room - spent:
-                        ok = 0
-                        break
-                    unanswered = s_penalties - (pool_penalties - read_penalties)
-                    if unanswered > 0 and excess > 0:
-                        for i in range(st - ns, st):
-                            if SB[base + i] > 0:
-                                unanswered -= 1
-                        if unanswered > 0:
-                            for y in range(nv):
-                                scratch[y] = 0
-                            for i in range(sh, st - ns):
-                                scratch[SB[base + i]] += 1
-                            cost = 0
-                            for y in range(1, nv):
-                                if unanswered == 0:
-                                    break
-                                t = scratch[y] if scratch[y] < unanswered else unanswered
-                                cost += 2 * y * t
-                                unanswered -= t
-                            if excess > room - spent - cost:
-                                ok = 0
-                                break
-                if status == DONE:
-                    G[(x) * _NF + _FL] = 1
-                    if (exact and used != max_len) or (j > 0 and used < G[(e * k) * _NF + _US]):
-                        ok = 0
-                        break
-            if least and j > 0 and G[(x) * _NF + _EQ] >= 0:
-                eq = G[(x) * _NF + _EQ]
-                lim = have if have < known0 else known0
-                while eq < lim:
-                    mine = tail[eq] if eq < nt else QB[(j - 1) * cap + eq - nt]
-                    if mine == piece[eq]:
-                        eq += 1
-                    elif mine < piece[eq]:
-                        ok = 0
-                        break
-                    else:
-                        eq = -1
-                        break
-                G[(x) * _NF + _EQ] = eq
-                if ok == 0:
-                    break
-        if ok == 1 and G[(e * k) * _NF + _FL] == 1:
-            ok = 2
-        # ---- what depth e's state means
-        if d < 0:  # the root
-            if ok != 1:
-                return 0  # the tail alone returns or dies: no choice to make
-            d = 0
-            if npre == 0:
-                phase = _STEP
-                choice[0] = -1
-                weight[0] = 1.0
-            continue
-        if phase == _REPLAY:
-            if ok == 0 or (ok == 2 and e < npre):
-                return written  # no piece begins with the prefix
-            if e < npre:
-                d = e
-                continue
-            if ok == 2:  # the prefix is a piece: the only node of the walk
-                if mode == PROBE:
-                    break
-                counters[CHOICES] += 1
-                phase = _STEP
-            else:
-                d = e
-                phase = _STEP
-                choice[d] = -1
-                weight[d] = 1.0
-                continue
-        if mode == PROBE:
-            if phase == _DRAW:
-                d = e
-                choice[d] = -1
-                for x in range(nv):
-                    live[x] = 0
-                est[1 + e] += weight[e]
-                phase = _STEP
-            else:
-                live[v] = 1 if ok == 1 else 0
-            continue
-        if ok == 2:
-            n = G[(e * k) * _NF + _US]  # (= known0: the piece returns on its last card)
-            counters[PIECES] += 1
-            if mode == FRONTIER:  # a piece above the frontier's depth: a prefix of its own
-                if written >= out.shape[0]:
-                    counters[OVERFLOW] += 1
-                else:
-                    out[written, :n] = piece[:n]
-                    out_len[written] = n
-                    written += 1
-            elif _orbit(piece, n, small, tail, max_orbit, sbw, logw, qbw, cur, nxt) > 0:
-                counters[GENES] += 1
-                if written >= out.shape[0]:
-                    counters[OVERFLOW] += 1
-                else:
-                    out[written, :n] = piece[:n]
-                    out_len[written] = n
-                    written += 1
-            if e == floor:
-                break
-        elif ok == 1:
-            if mode == FRONTIER and e >= depth:
-                if written >= out.shape[0]:
-                    counters[OVERFLOW] += 1
-                else:
-                    out[written, :known0] = piece[:known0]
-                    out_len[written] = known0
-                    written += 1
-                continue
-            d = e
-            choice[d] = -1
-    return written
+            choice[d] = v
+            cards[PIECE, 0, w.nt + d] = v
+            descend(w, state, cards, d + 1)  # (its siblings were played into depth d + 1 after it)
+            d += 1
+            est[1 + d] += weight
+        while d > floor:  # back to the root for the next walk
+            d -= 1
+            left[choice[d]] += 1
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -622,7 +541,6 @@ def gene_search(mode, k, least, bounds, pool, max_len, exact, small, tail, prefi
 
 LOOKAHEAD = 3  # gadgets side by side (the piece and its next two successors): benchmarks/README.md
 PROBES = 2000  # random walks of a planning estimate
-_NONE = np.zeros(0, np.uint8)
 
 
 def _arrays(cards) -> np.ndarray:
@@ -645,14 +563,16 @@ def walk(mode: int, small, tail, pool, max_len: int, exact: bool, *, prefix=(), 
     pool_a = _pool(pool)
     nv = max([pool_a.shape[0]] + [int(c) + 1 for c in tuple(small) + tuple(tail)])
     pool_a = np.concatenate([pool_a, np.zeros(nv - pool_a.shape[0], np.int64)])
+    room = int(sum(n * max(v, 1) for v, n in enumerate(pool_a)))
+    w = Walk(mode, k, least, bounds, max_len, exact, depth, max_orbit, max_nodes, probes, seed, len(tail_a),
+             len(small_a), room, int(pool_a[1:].sum()))
     capacity = 256
     while True:
         out = np.zeros((capacity, max(max_len, 1)), np.uint8)
         lengths = np.zeros(capacity, np.int64)
         counters = np.zeros(N_COUNTERS, np.int64)
         est = np.zeros(max_len + 4)
-        written = gene_search(mode, k, least, bounds, pool_a, max_len, exact, small_a, tail_a, _arrays(prefix), depth,
-                              max_orbit, max_nodes, probes, seed, out, lengths, counters, est)
+        written = gene_search(w, small_a, tail_a, pool_a, _arrays(prefix), out, lengths, counters, est)
         if counters[OVERFLOW] == 0:
             return [tuple(int(c) for c in out[i, :lengths[i]]) for i in range(written)], counters, est
         capacity *= 4
@@ -692,16 +612,16 @@ def estimate(small, tail, comp, *, k: int = LOOKAHEAD, bounds: bool = True, prob
 
 def orbit_phases(gene, small, tail) -> tuple[tuple[int, ...], ...]:
     """A gene's phases in F's order from the one given."""
-    start = _arrays(gene)
-    n = start.shape[0]
+    first = _arrays(gene)
+    n = first.shape[0]
     small_a, tail_a = _arrays(small), _arrays(tail)
-    phases = [tuple(int(v) for v in start)]
-    cur = start
+    phases = [tuple(int(v) for v in first)]
+    cur = first
     while True:
         nxt = np.zeros(n, np.uint8)
         if not successor(cur, n, small_a, tail_a, nxt):
             raise ValueError(f"{phases[-1]} has no successor: not a gene")
-        if (nxt == start).all():
+        if (nxt == first).all():
             return tuple(phases)
         phases.append(tuple(int(v) for v in nxt))
         cur = nxt
@@ -709,7 +629,8 @@ def orbit_phases(gene, small, tail) -> tuple[tuple[int, ...], ...]:
 
 def turn_sizes(piece, small) -> int:
     """The most cards the small hand holds during the piece's turn."""
-    piece_a = _arrays(piece)
+    piece_a, small_a = _arrays(piece), _arrays(small)
     sizes = np.zeros(1, np.int64)
-    play_piece(piece_a, piece_a.shape[0], _arrays(small), np.zeros(piece_a.shape[0] * 6 + 16, np.uint8), sizes)
+    play_piece(piece_a, piece_a.shape[0], small_a, np.zeros(buffer_cards(small_a.shape[0], piece_a.shape[0]),
+                                                            np.uint8), sizes)
     return int(sizes[0])
