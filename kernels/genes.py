@@ -25,7 +25,16 @@ can lie below it:
     search, with fewer than the composition's;
   - with `least`, a successor's known cards are already lexicographically below the piece's: each orbit is
     reported once, by its least phase, so a branch whose piece cannot be the least phase holds none;
-  - with `bounds`, a gadget's small hand cannot give back what it holds beyond its own cards (`gives_back`).
+  - with `bounds`, a gadget's small hand cannot give back what it holds beyond its own cards (`gives_back`), or
+    its piece can no longer end as a gene's phase must (the final card, below).
+
+The final card. A piece ends on the trick B wins with its last card: a penalty card x, which S pays with x plain
+cards, so its block ends with x and x plain cards. F(P) = T + Q[:-|T|] ends with the card |T| + 1 from the end of
+Q, and every phase of a gene is a piece, which ends on a penalty card: so x <= |T| (for larger x that card is one
+of S's plain payments). With the tail `-`, every phase of every gene ends on a card of value 1 (a J), and since the
+last pile holds it, the block holds at most the pool's J less one until then. So, with `bounds`: a gadget whose
+piece has read every card that could end it (value 1 .. |T|) and needs more is cut; with |T| = 1, a block taking
+the J the piece's end needs is cut; and an exact search never tries the last such card before the last place.
 
 A piece that returns is a gene when F brings it back within `max_orbit` steps (`orbit_length`).
 
@@ -55,6 +64,7 @@ import numpy as np
 
 from ._jit import kernel
 
+VERSION = 3  # the gene search's version (2: without the final card's cuts; the same genes, more choices)
 # How a gadget's turn stands after `play_on` (PLAYING: it is still playing, inside play_on)
 DEAD, NEED, DONE, PLAYING = 0, 1, 2, 3
 # What a walk of the tree does (module docstring)
@@ -80,7 +90,8 @@ S_PENALTIES = 10  # penalty cards in S's hand
 MOST = 11         # the most cards S has held at a trick boundary
 RETURNED = 12     # 1 once the gadget returned (its piece is complete)
 EQUAL = 13        # (a successor) how far its piece's known cards equal P_0's; -1 once they are greater
-ROOM = 14         # ROOM + v: the cards of value v the block may still take (the pool's, less those it holds)
+B_FINALS = 14     # cards read that could end a gene's phase: penalty cards of value at most |T| (gives_back)
+ROOM = 15         # ROOM + v: the cards of value v the block may still take (the pool's, less those it holds)
 N_FIELDS = ROOM + MAX_VALUE + 1
 
 # A gadget's cards: cards[ROW, gadget, position]
@@ -97,15 +108,16 @@ def buffer_cards(small_len, max_len):
 
 
 @kernel(inline="always")
-def play_on(state, cards, e, j, have, ns, block_at, max_block):
+def play_on(state, cards, e, j, have, ns, block_at, max_block, final):
     """Play gadget j on from its state at depth e until B needs card `have` of its piece (NEED), S holds its small
     hand (the first ns cards of its hand's row) again with B to lead (DONE), or S runs out, or the block holds more
     than max_block cards or more of a value than its room (DEAD). The block is written into the piece row of gadget
-    j + 1 from block_at on. Returns the outcome; the state is updated."""
+    j + 1 from block_at on; B_FINALS counts the penalty cards of value at most `final` read. Returns the outcome;
+    the state is updated."""
     sh, se = state[e, j, S_HEAD], state[e, j, S_END]
     pb, pe = state[e, j, PILE_START], state[e, j, PILE_END]
     ql, turn, owed, used = state[e, j, BLOCK], state[e, j, TURN], state[e, j, OWED], state[e, j, READ]
-    spent, b_pen = state[e, j, SPENT], state[e, j, B_PENALTIES]
+    spent, b_pen, b_fin = state[e, j, SPENT], state[e, j, B_PENALTIES], state[e, j, B_FINALS]
     s_pen, most = state[e, j, S_PENALTIES], state[e, j, MOST]
     outcome = PLAYING
     while outcome == PLAYING:
@@ -116,6 +128,7 @@ def play_on(state, cards, e, j, have, ns, block_at, max_block):
             c = cards[PIECE, j, used]
             used += 1
             b_pen += c > 0
+            b_fin += 0 < c <= final
             spent += c if c > 0 else 1
         else:
             if se == sh:
@@ -151,6 +164,8 @@ def play_on(state, cards, e, j, have, ns, block_at, max_block):
                         same &= cards[HAND, j, sh + i] == cards[HAND, j, i]
                     if same:
                         outcome = DONE
+                if outcome == PLAYING and final == 1 and state[e, j, ROOM + 1] < 1:
+                    outcome = DEAD  # the block keeps a place for the card that ends the piece, a 1
             elif owed == 0:  # S played the last penalty card and B paid it all: S takes the pile
                 for i in range(pb, pe):
                     y = cards[LOG, j, i]
@@ -163,7 +178,7 @@ def play_on(state, cards, e, j, have, ns, block_at, max_block):
     state[e, j, S_HEAD], state[e, j, S_END] = sh, se
     state[e, j, PILE_START], state[e, j, PILE_END] = pb, pe
     state[e, j, BLOCK], state[e, j, TURN], state[e, j, OWED], state[e, j, READ] = ql, turn, owed, used
-    state[e, j, SPENT], state[e, j, B_PENALTIES] = spent, b_pen
+    state[e, j, SPENT], state[e, j, B_PENALTIES], state[e, j, B_FINALS] = spent, b_pen, b_fin
     state[e, j, S_PENALTIES], state[e, j, MOST] = s_pen, most
     return outcome
 
@@ -198,7 +213,7 @@ def turn_arrays(small_len, n):
 def play_whole(state, cards, n, small):
     """B = cards[PIECE, 0, :n] (leading) played against S = small, its block into cards[PIECE, 1]: the outcome."""
     start(state, cards, 0, 0, small, np.full(MAX_VALUE + 1, cards.shape[2], np.int64))
-    return play_on(state, cards, 0, 0, n, small.shape[0], 0, cards.shape[2])
+    return play_on(state, cards, 0, 0, n, small.shape[0], 0, cards.shape[2], 0)
 
 
 @kernel
@@ -293,23 +308,27 @@ class Walk(NamedTuple):
     ns: int              # cards of the small hand
     room: int            # the plays of S the pool's cards allow: 1 for a plain card, v for a penalty card v
     pool_penalties: int  # penalty cards in the pool
+    pool_finals: int     # cards in the pool that could end a gene's phase (gives_back)
+    fields: int          # the state's fields in use: ROOM + the pool's values
 
 
 @kernel(inline="always")
 def gives_back(w, state, cards, e, j):
     """Whether gadget j, waiting at depth e for B's next card, can still give back the cards its small hand holds
-    beyond its own. A piece ends on a trick B wins, so B must still hold a penalty card; S plays at most one card
+    beyond its own. A gene's phase ends on a card of value at most |T| (the final card: module docstring), so B must
+    still hold one (one it has not read, within the pool); S plays at most one card
     for each plain card B has left and v for each penalty card of value v, so its hand can shrink by at most that
     (the pool's room less what the cards read spent); and each penalty card v among the cards S must still play
     (all but its last ns) that B cannot answer with a penalty card of its own gives S a pile back, v cards of B's
     with its own card, v - 1 of them letting S play none: 2v less, the cheapest such cards counted."""
     b_pen = state[e, j, B_PENALTIES]
+    has_final = state[e, j, B_FINALS] < w.pool_finals
     sh, se = state[e, j, S_HEAD], state[e, j, S_END]
     excess = se - sh - w.ns
     allowed = w.room - state[e, j, SPENT]
     unanswered = state[e, j, S_PENALTIES] - (w.pool_penalties - b_pen)
     cost = 0
-    if b_pen < w.pool_penalties and excess <= allowed and unanswered > 0 and excess > 0:
+    if has_final and excess <= allowed and unanswered > 0 and excess > 0:
         for i in range(se - w.ns, se):
             unanswered -= cards[HAND, j, i] > 0
         for y in range(1, MAX_VALUE + 1):
@@ -320,7 +339,7 @@ def gives_back(w, state, cards, e, j):
                 taken = min(held, unanswered)
                 cost += 2 * y * taken
                 unanswered -= taken
-    return b_pen < w.pool_penalties and excess <= allowed - cost
+    return has_final and excess <= allowed - cost
 
 
 @kernel(inline="always")
@@ -352,11 +371,11 @@ def descend(w, state, cards, e):
     j = 0
     while alive and j < w.k:  # (a branch cut before gadget j never copies it: it is not read)
         if e > 0:
-            for f in range(N_FIELDS):
+            for f in range(w.fields):
                 state[e, j, f] = state[e - 1, j, f]
         have = known0 if j == 0 else min(w.nt + state[e, j - 1, BLOCK], w.max_len)
         if state[e, j, RETURNED] == 0 and state[e, j, READ] < have:
-            outcome = play_on(state, cards, e, j, have, w.ns, w.nt, w.max_len)
+            outcome = play_on(state, cards, e, j, have, w.ns, w.nt, w.max_len, w.nt if w.bounds else 0)
             read = state[e, j, READ]
             if outcome == DEAD or (outcome == NEED and j > 0 and read >= w.max_len):
                 alive = False
@@ -454,9 +473,21 @@ def gene_search(w, small, tail, pool, prefix, out, out_len, counters, est):
 
 
 @kernel(inline="always")
-def next_value(left, v):
-    """The least value from v on with a card left (left.shape[0]: none)."""
-    while v < left.shape[0] and left[v] == 0:
+def worth_trying(w, left, v, d):
+    """Whether value v is a child to try at depth d: a card of it is left, and (an exact search, with the bounds)
+    it is not the last card that could end the piece while other cards are still to come (gives_back: a gene's
+    phases all end on such a card)."""
+    finals_left = 0
+    for y in range(1, min(w.nt, left.shape[0] - 1) + 1):
+        finals_left += left[y]
+    ends_too_soon = w.exact and w.bounds and 0 < v <= w.nt and finals_left == 1 and w.max_len - w.nt - d > 1
+    return left[v] > 0 and not ends_too_soon
+
+
+@kernel(inline="always")
+def next_value(w, left, v, d):
+    """The least value from v on worth trying at depth d (left.shape[0]: none)."""
+    while v < left.shape[0] and not worth_trying(w, left, v, d):
         v += 1
     return v
 
@@ -471,7 +502,7 @@ def depth_first(w, state, cards, left, floor, small, tail, out, out_len, counter
     while True:
         if choice[d] >= 0:
             left[choice[d]] += 1  # (the sibling tried last)
-        v = next_value(left, choice[d] + 1)
+        v = next_value(w, left, choice[d] + 1, d)
         if v == left.shape[0] or w.nt + d >= w.max_len:
             choice[d] = -1
             if d == floor:
@@ -509,7 +540,7 @@ def probe(w, state, cards, left, floor, counters, est):
             n_live = 0
             for v in range(nv):
                 live[v] = 0
-                if left[v] > 0 and w.nt + d < w.max_len:
+                if worth_trying(w, left, v, d) and w.nt + d < w.max_len:
                     left[v] -= 1
                     counters[CHOICES] += 1
                     est[0] += weight
@@ -565,7 +596,7 @@ def walk(mode: int, small, tail, pool, max_len: int, exact: bool, *, prefix=(), 
     pool_a = np.concatenate([pool_a, np.zeros(nv - pool_a.shape[0], np.int64)])
     room = int(sum(n * max(v, 1) for v, n in enumerate(pool_a)))
     w = Walk(mode, k, least, bounds, max_len, exact, depth, max_orbit, max_nodes, probes, seed, len(tail_a),
-             len(small_a), room, int(pool_a[1:].sum()))
+             len(small_a), room, int(pool_a[1:].sum()), int(pool_a[1:len(tail_a) + 1].sum()), ROOM + len(pool_a))
     capacity = 256
     while True:
         out = np.zeros((capacity, max(max_len, 1)), np.uint8)

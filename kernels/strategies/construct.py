@@ -89,7 +89,7 @@ class ConstructTable(Table):
 
 MULTISETS, SEARCH, LIBRARY = "multisets", "search", "library"  # what a shard does
 PLAN_ONLY = ("known", "library")  # [construct] keys that only plan: no shard computes with them
-GENE_SEARCH = 2  # the gene search this bmn runs (ConstructShard.search)
+GENE_SEARCH = kg.VERSION  # the gene search this bmn runs (ConstructShard.search)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,8 +105,8 @@ class ConstructShard(ShardParams, keys_of(ConstructTable, but=PLAN_ONLY)):
     deck: str
     first: tuple[int, ...]
     exact: bool
-    # Which gene search found its genes: 1, the lookahead search of earlier bmn; 2, kernels/genes.py (the same genes,
-    # but max_nodes counts its choices, so a budget cuts other compositions short). A plan makes GENE_SEARCH's
+    # Which gene search found its genes: 1, the lookahead search of earlier bmn; 2 and 3, kernels/genes.py (the same
+    # genes, but max_nodes counts its choices, so a budget cuts other compositions short). A plan makes GENE_SEARCH's
     # shards: an earlier run's shard files are not the run's, and a resume computes them again.
     search: int = unsaid(1)
     kind: str = unsaid(MULTISETS)
