@@ -632,12 +632,12 @@ def frontier(small, tail, comp, depth: int, *, k: int = LOOKAHEAD) -> list[tuple
     return [row[nt:] for row in rows]
 
 
-def estimate(small, tail, comp, *, k: int = LOOKAHEAD, bounds: bool = True, probes: int = PROBES,
+def estimate(small, tail, comp, *, prefix=(), k: int = LOOKAHEAD, bounds: bool = True, probes: int = PROBES,
              seed: int = 1) -> tuple[float, list[float]]:
-    """Knuth's estimate of the exact search of `comp` (deterministic: a fixed seed): its choices, and its live
-    nodes at each depth past the tail."""
+    """Knuth's estimate of the exact search of `comp` below `prefix` (deterministic: a fixed seed): its choices,
+    and its live nodes at each depth past the tail."""
     n = sum(comp)
-    _, _, est = walk(PROBE, small, tail, comp, n, True, k=k, bounds=bounds, probes=probes, seed=seed)
+    _, _, est = walk(PROBE, small, tail, comp, n, True, prefix=prefix, k=k, bounds=bounds, probes=probes, seed=seed)
     return est[0] / probes, [1.0] + [x / probes for x in est[2:n + 2]]  # (the root: depth 0)
 
 

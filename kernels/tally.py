@@ -90,7 +90,8 @@ class GeneRow:
     orbit: int  # its phases
     phases: str  # every phase in the order the rounds turn it, the least first, space-separated
     small_max: int  # the most cards the small hand holds at a trick boundary of any phase's turn
-    source: str  # "search" (found by this run) or "library" (the genes library's)
+    source: str  # "search" (found by this run), "library" (the genes library's) or "multisets" (a census's short
+    #              genes, each counting the cycles whose longest gene it is)
     cycles: int  # distinct cycles it builds with the genes that fill the rest of the deck
     balanced_cycles: int  # those that a balanced deal enters
     balanced: int  # the balanced deals entering them
@@ -100,6 +101,23 @@ class GeneRow:
 
     @classmethod
     def from_json(cls, values: dict) -> GeneRow:
+        return cls(**{f.name: values[f.name] for f in fields(cls)})
+
+
+@dataclass(frozen=True)
+class SearchRow:
+    """A shard's part of a long composition's gene search (construct): what it found and what it cost."""
+
+    composition: str  # VALUE:COUNT,...
+    genes: int  # genes found below the shard's prefixes
+    choices: int  # the search's choices (kernels/genes.py counters[CHOICES])
+    cpu_s: float  # its CPU-seconds
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, values: dict) -> SearchRow:
         return cls(**{f.name: values[f.name] for f in fields(cls)})
 
 
@@ -134,6 +152,7 @@ class ShardResult(Counts):
     # Cycles the shard found, each once, whether or not a candidate deal enters them (census, cycles).
     cycle_rows: list[CycleRow] = field(default_factory=list)
     gene_rows: list[GeneRow] = field(default_factory=list)  # construct's long genes: each gene it found or built with
+    search_rows: list[SearchRow] = field(default_factory=list)  # construct's long genes: its part of a gene search
     deck: str | None = None  # the deck of its games where it is not the run's (a census of several)
 
     @classmethod

@@ -17,7 +17,7 @@ import numpy as np
 
 from kernels.game import GameResult
 from kernels.strategies import Candidate, CycleRow, GeneRow, Shard, ShardResult
-from kernels.tally import Counts
+from kernels.tally import Counts, SearchRow
 
 GPU_MARK = "/gpu"  # how a shard's file writes a GPU worker: its place and this (as bmn always has)
 
@@ -40,6 +40,7 @@ class ShardFigures:
     cycle_ids: tuple[str, ...] = ()  # every cycle a candidate enters or the shard reported
     cycle_rows: tuple[CycleRow, ...] | None = None  # the cycles it reported (None: no result, or not recorded)
     gene_rows: tuple[GeneRow, ...] = ()  # the genes it found or built with (construct's long genes)
+    search_rows: tuple[SearchRow, ...] = ()  # its part of a long composition's gene search (construct)
 
     @classmethod
     def from_result(cls, result: ShardResult, *, elapsed_s: float, worker: str, device: str = "cpu") -> ShardFigures:
@@ -52,6 +53,7 @@ class ShardFigures:
             cycle_ids=tuple(sorted({c.result.cycle_id for c in result.candidates if c.result.cycle_id}
                                    | {row.cycle_id for row in result.cycle_rows})),
             cycle_rows=tuple(result.cycle_rows), gene_rows=tuple(result.gene_rows),
+            search_rows=tuple(result.search_rows),
         )
 
     @property

@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from kernels import RESULTS_VERSION
 from kernels.strategies import REGISTRY, CycleRow, GeneRow, ShardParams, codec
+from kernels.tally import SearchRow
 
 from .figures import PlayedShard, ShardFigures, game_json, game_of_json
 
@@ -106,10 +107,11 @@ class ShardSummary:
             del values["cycle_rows"]
         else:
             values["cycle_rows"] = [row.to_json() for row in figures.cycle_rows]
-        if figures.gene_rows:
-            values["gene_rows"] = [row.to_json() for row in figures.gene_rows]
-        else:
-            del values["gene_rows"]  # (as every shard before genes were reported)
+        for name in ("gene_rows", "search_rows"):  # (none: as every shard before genes were reported)
+            if getattr(figures, name):
+                values[name] = [row.to_json() for row in getattr(figures, name)]
+            else:
+                del values[name]
         return values
 
     @classmethod
@@ -129,6 +131,7 @@ class ShardSummary:
         if values.get("cycle_rows") is not None:
             figures["cycle_rows"] = tuple(CycleRow.from_json(row) for row in values["cycle_rows"])
         figures["gene_rows"] = tuple(GeneRow.from_json(row) for row in values.get("gene_rows", ()))
+        figures["search_rows"] = tuple(SearchRow.from_json(row) for row in values.get("search_rows", ()))
         if values.get("longest") is not None:
             figures["longest"] = game_of_json(values["longest"])
         return cls(**summary, figures=ShardFigures.of_flat(figures))

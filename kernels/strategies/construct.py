@@ -40,7 +40,9 @@ compositions' genes is built by the larger's shards. Every gene found is a row o
 
 from __future__ import annotations
 
+import json
 import math
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import ClassVar
@@ -48,6 +50,7 @@ from typing import ClassVar
 import numpy as np
 
 from .. import construct as kc
+from .. import genelib as gl
 from .. import genes as kg
 from ..backward import DEFAULT_MAX_STATES, closure
 from ..decks import parse_deck
@@ -55,7 +58,7 @@ from ..engines.reference import play_reference
 from ..errors import BmnError
 from ..notation import format_deal, format_hand, parse_hand
 from ..play import play
-from ..tally import Candidate, CycleRow, GeneRow, ShardResult
+from ..tally import Candidate, CycleRow, GeneRow, SearchRow, ShardResult
 from .base import EverySplit, Example, Shard, ShardParams, ShardPlan, Table, key, keys_of, unsaid
 
 
@@ -85,10 +88,17 @@ class ConstructTable(Table):
     library: str = key("", "the genes library (a folder or s3:// URI) a run reads its known compositions from and "
                            "adds those it searches to the end to (empty: genes beside the run's folder)",
                        unsaid=True, result=False)
+    layout: tuple[str, ...] = key((), "how each long composition's search is cut into shards, one JSON object a "
+                                      "composition (its estimate, frontier depth and each shard's prefixes): written "
+                                      "into the run when it starts, so a resume plans as the run began", unsaid=True)
+    census: bool = key(False, "the gadget's whole census (kernels/genelib.py): every multiset of genes of the "
+                              "lengths the shipped genes library holds complete, built from it, and every longer "
+                              "composition worth searching (its rest splits into compositions that hold genes), "
+                              "searched or built; the others skipped with their reason", unsaid=True)
 
 
 MULTISETS, SEARCH, LIBRARY = "multisets", "search", "library"  # what a shard does
-PLAN_ONLY = ("known", "library")  # [construct] keys that only plan: no shard computes with them
+PLAN_ONLY = ("known", "library", "layout")  # [construct] keys that only plan: no shard computes with them
 GENE_SEARCH = kg.VERSION  # the gene search this bmn runs (ConstructShard.search)
 
 
@@ -114,6 +124,7 @@ class ConstructShard(ShardParams, keys_of(ConstructTable, but=PLAN_ONLY)):
     part: int = unsaid(0)
     parts: int = unsaid(0)
     genes: tuple[str, ...] = unsaid(())
+    prefixes: tuple[str, ...] = unsaid(())  # (search) the frontier nodes below which it searches, as hands
 
     @property
     def table(self) -> ConstructTable:
@@ -149,10 +160,30 @@ class Gadget:
     def firsts(self) -> list[tuple[int, ...]]:
         return kc.firsts(self.target, self.per_gene)
 
-    def library(self) -> dict:
+    def shipped(self) -> gl.Library | None:
+        """The genes library shipped with bmn for this gadget (kernels/data/genes), where it has one and its genes
+        come back within the table's max_orbit."""
         t = self.table
-        return kc.library(self.small, self.tail, self.target, min(t.max_piece, sum(self.target)), t.lookahead,
-                          t.max_orbit)
+        if not gl.library_path(t.small, t.tail).exists():
+            return None
+        lib = gl.shipped(t.small, t.tail)
+        return lib if lib.max_orbit == t.max_orbit else None
+
+    def complete_to(self) -> int:
+        """The most cards L such that the shipped library holds every composition of at most L cards that the deck
+        leaves beside the gadget (with one per_gene card where there is one; 0: no library)."""
+        lib = self.shipped()
+        return 0 if lib is None else _complete_to(lib, self.target, self.per_gene)
+
+    def library(self) -> dict:
+        """Every composition of at most max_piece cards that holds genes, with its genes' orbits: from the shipped
+        library where it is complete that far (per_gene compositions only), else found by one search of them
+        all."""
+        t = self.table
+        max_len = min(t.max_piece, sum(self.target))
+        if self.per_gene is not None and self.complete_to() >= max_len:
+            return _shipped_parts(self.shipped(), self.target, self.per_gene, max_len)
+        return kc.library(self.small, self.tail, self.target, max_len, t.lookahead, t.max_orbit)
 
     def long_compositions(self, where: str = "construct") -> list[tuple[int, ...]]:
         """The table's long compositions (each length as every composition of it), in `order`, once each."""
@@ -194,16 +225,55 @@ class Gadget:
             out[comp] = tuple(genes)
         return out
 
+    def layouts(self, where: str = "construct") -> dict[tuple[int, ...], Layout]:
+        """The layouts the table holds (written into the run when it started), by composition."""
+        out = {}
+        for text in self.table.layout:
+            lay = Layout.parse(text, where)
+            out[parse_composition(lay.composition, f"{where}: construct.layout")] = lay
+        return out
+
+    def census(self) -> gl.Census:
+        """The census of this gadget on this deck, against the shipped library (one sentence where there is none)."""
+        lib = self.shipped()
+        if lib is None or self.complete_to() == 0:
+            raise BmnError(f"construct.census: bmn ships no genes library of small hand {self.table.small} and tail "
+                           f"{self.table.tail!r} (with max_orbit {self.table.max_orbit}) for the census to start from")
+        return gl.Census(self.target, lib, self.per_gene)
+
     def genes(self, comp) -> kc.GeneSet:
-        """The genes of one composition: from the library when it is small enough, else by the exact search."""
+        """The genes of one composition: from the library of short ones when it is small enough, else the shipped
+        library's where it holds it, else by the exact search (within max_nodes)."""
         t = self.table
         if sum(comp) <= t.max_piece:
             return kc.GeneSet(self.library().get(tuple(comp), ()), 0, False)
+        lib = self.shipped()
+        orbits = None if lib is None else lib.orbits(comp)
+        if orbits is not None:
+            return kc.GeneSet(orbits, 0, False)
         return kc.genes_of(self.small, self.tail, tuple(comp), t.lookahead, t.max_orbit, t.max_nodes)
 
 
 def _a(cards) -> np.ndarray:
     return np.asarray(tuple(cards), np.uint8)
+
+
+@lru_cache(maxsize=16)
+def _complete_to(lib: gl.Library, target: tuple, per_gene: int | None) -> int:
+    return gl.Census(target, lib, per_gene).complete_to()
+
+
+@lru_cache(maxsize=16)
+def _shipped_parts(lib: gl.Library, target: tuple, per_gene: int, max_len: int) -> dict:
+    """The shipped library's compositions of at most max_len cards within target that hold genes, in order, with
+    their orbits (as kc.library gives them)."""
+    out = {}
+    for length in range(1, max_len + 1):
+        for comp in gl.compositions_of(target, length, per_gene):
+            orbits = lib.orbits(comp)
+            if orbits:
+                out[comp] = tuple(sorted(orbits))
+    return out
 
 
 def parse_composition(text: str, where: str) -> tuple[int, ...]:
@@ -308,6 +378,7 @@ def run_construct(deck: str, first, table: ConstructTable = ConstructTable(), st
         return exact is None or (sum(comp) > table.max_piece) == exact
 
     built = Built(g)
+    last: dict[str, tuple] = {}  # cycle id -> (composition, orbit) of its multiset's last gene
     if (exact is not False or in_phase(first)) and parts.has_genes(first):  # (no library multiset holds a larger one)
         for rest in kc.multisets(kc.minus(g.target, first), first, g.per_gene, parts.library_parts(),
                                  lambda c: in_phase(c) and parts.has_genes(c)):
@@ -316,11 +387,26 @@ def run_construct(deck: str, first, table: ConstructTable = ConstructTable(), st
             comps = [first] + rest
             for chosen in _gene_choices([parts.genes(c).orbits for c in comps], comps):
                 for hand in kc.hands(chosen, g.tail):
-                    built.play(hand)
-    built.close()
+                    last.setdefault(built.play(hand), (comps[-1], chosen[-1]))
+    rows = built.close()
+    if table.census:  # each cycle counted once, by its longest gene: the multiset's last
+        by_gene: dict[tuple, set] = {}
+        for cid, key in last.items():
+            by_gene.setdefault(key, set()).add(cid)
+        for (comp, orbit), met in sorted(by_gene.items(), key=lambda item: (kc.order(item[0][0]), item[0][1])):
+            built.result.gene_rows.append(gene_row(g, comp, orbit, MULTISETS, met, rows))
     if stats is not None:
         stats.update(parts.stats())
     return built.result
+
+
+def gene_row(g: Gadget, comp, orbit, source: str, met, rows: dict[str, CycleRow]) -> GeneRow:
+    """A gene's row of the genes table: its orbit, and the cycles `met` it builds (those of the rows given)."""
+    balanced = [rows[cid].balanced for cid in met if rows[cid].balanced]
+    return GeneRow(gene=format_hand(orbit[0], g.letters), composition=composition_text(comp), length=sum(comp),
+                   orbit=len(orbit), phases=" ".join(format_hand(p, g.letters) for p in orbit),
+                   small_max=max(kg.turn_sizes(p, g.small) for p in orbit), source=source, cycles=len(met),
+                   balanced_cycles=len(balanced), balanced=sum(balanced))
 
 
 class Parts:
@@ -360,9 +446,15 @@ def run_long(deck: str, params: ConstructShard) -> ShardResult:
     g.check("construct")
     comp, table = tuple(params.first), params.table
     if params.kind == SEARCH:
-        genes = [gene for prefix in _prefixes(g, comp, params.depth, params.part, params.parts)
-                 for gene in kg.genes_of(g.small, g.tail, comp, prefix=prefix, k=table.lookahead,
-                                         max_orbit=table.max_orbit)[0]]
+        prefixes = [parse_hand(p) for p in params.prefixes] if params.prefixes else \
+            _prefixes(g, comp, params.depth, params.part, params.parts)
+        genes, choices, started = [], 0, time.process_time()
+        for prefix in prefixes:
+            found, counters = kg.genes_of(g.small, g.tail, comp, prefix=prefix, k=table.lookahead,
+                                          max_orbit=table.max_orbit)
+            genes += found
+            choices += int(counters[kg.CHOICES])
+        search_row = SearchRow(composition_text(comp), len(genes), choices, round(time.process_time() - started, 3))
     else:
         genes = [parse_hand(text) for text in params.genes]
     larger = {c for c in g.long_compositions() if kc.order(c) > kc.order(comp)}
@@ -381,13 +473,10 @@ def run_long(deck: str, params: ConstructShard) -> ShardResult:
                     met.add(built.play(hand))
         made.append((gene, orbit, met))
     rows = built.close()
-    for gene, orbit, met in made:
-        balanced = [rows[cid].balanced for cid in met if rows[cid].balanced]
-        built.result.gene_rows.append(GeneRow(
-            gene=format_hand(gene, g.letters), composition=composition_text(comp), length=len(gene),
-            orbit=len(orbit), phases=" ".join(format_hand(p, g.letters) for p in orbit),
-            small_max=max(kg.turn_sizes(p, g.small) for p in orbit), source=params.kind, cycles=len(met),
-            balanced_cycles=len(balanced), balanced=sum(balanced)))
+    for _, orbit, met in made:
+        built.result.gene_rows.append(gene_row(g, comp, orbit, params.kind, met, rows))
+    if params.kind == SEARCH:
+        built.result.search_rows.append(search_row)
     return built.result
 
 
@@ -421,36 +510,87 @@ def _prefixes(g: Gadget, comp, depth: int, part: int, parts: int) -> list[tuple[
 
 @lru_cache(maxsize=1 << 14)
 def layout(small: tuple, tail: tuple, comp: tuple, lookahead: int, shard_choices: int) -> tuple[float, int, int]:
-    """How a long composition's search is cut: (its estimated choices, depth, shards). Shards of about
-    shard_choices choices by Knuth's estimate of the search (deterministic: a fixed seed), each an equal run of
-    the frontier nodes at the least depth where the estimate puts eight times as many live nodes as shards
-    (depth 0, one shard: the whole search)."""
+    """How a long composition's search is cut, by the estimate alone: (its estimated choices, depth, shards). Shards
+    of about shard_choices choices by Knuth's estimate of the search (deterministic: a fixed seed), from the frontier
+    at the least depth where the estimate puts NODES_A_SHARD times as many live nodes as shards (depth 0, one shard:
+    the whole search)."""
     choices, live = kg.estimate(small, tail, comp, k=lookahead, probes=PLAN_PROBES)
     shards = max(1, math.ceil(choices / shard_choices))
     if shards == 1:
         return choices, 0, 1
     last = sum(comp) - len(tail) - 1
-    depth = next((e for e in range(1, last + 1) if live[e] >= 8 * shards), last)
+    depth = next((e for e in range(1, last + 1) if live[e] >= NODES_A_SHARD * shards), last)
     return choices, depth, shards
 
 
 PLAN_PROBES = 1000  # Knuth's random walks per composition of a long-gene plan
+NODE_PROBES = 40  # and per frontier node, to cut the frontier into shards of equal work
+NODES_A_SHARD = 16  # frontier nodes a shard holds, about
 
 
-def long_plan(g: Gadget) -> list[dict]:
-    """A long-gene run's shards, as ConstructShard's fields: for each composition the table says is known, one
-    shard per gene; then each other long composition's search cut by `layout`, the cheapest first by its
-    estimate (those whose estimate exceeds max_choices left out)."""
-    known = g.known()
+@dataclass(frozen=True)
+class Layout:
+    """How one long composition's search is cut into shards: its estimated choices, the frontier's depth, and
+    each shard's frontier nodes (prefixes, as hands: one empty prefix, the whole search), runs of the frontier in
+    the search's order of about equal estimated work. Computed once, when a run starts (`cut`), and kept in its
+    [construct] layout: a resume reads it back."""
+
+    composition: str
+    estimate: float
+    depth: int
+    shards: tuple[tuple[str, ...], ...]
+
+    def text(self) -> str:
+        return json.dumps({"composition": self.composition, "estimate": self.estimate, "depth": self.depth,
+                           "shards": [list(s) for s in self.shards]}, separators=(",", ":"))
+
+    @classmethod
+    def parse(cls, text: str, where: str = "construct") -> Layout:
+        try:
+            v = json.loads(text)
+            return cls(v["composition"], float(v["estimate"]), int(v["depth"]),
+                       tuple(tuple(str(p) for p in shard) for shard in v["shards"]))
+        except (ValueError, KeyError, TypeError):
+            raise BmnError(f"{where}: construct.layout holds {text[:60]!r}, not a composition's layout") from None
+
+
+def cut(g: Gadget, comp) -> Layout:
+    """A long composition's layout: the estimate's shards (`layout`), each a run of the frontier nodes of about
+    equal work by Knuth's estimate of each node's subtree."""
+    choices, depth, shards = layout(g.small, g.tail, tuple(comp), g.table.lookahead, g.table.shard_choices)
+    if shards == 1:
+        return Layout(composition_text(comp), choices, 0, (("",),))
+    nodes = kg.frontier(g.small, g.tail, tuple(comp), depth, k=g.table.lookahead)
+    work = [1.0 + kg.estimate(g.small, g.tail, tuple(comp), prefix=node, k=g.table.lookahead,
+                              probes=NODE_PROBES)[0] for node in nodes]
+    total, runs, run, acc = sum(work), [], [], 0.0
+    for node, w in zip(nodes, work):
+        run.append(format_hand(node, g.letters))
+        acc += w
+        if acc >= total * (len(runs) + 1) / shards and len(runs) < shards - 1:
+            runs.append(tuple(run))
+            run = []
+    runs.append(tuple(run))
+    return Layout(composition_text(comp), choices, depth, tuple(r for r in runs if r))
+
+
+def long_plan(g: Gadget, comps=None, known=None) -> list[dict]:
+    """A long-gene run's shards, as ConstructShard's fields: for each long composition that is known (the table's,
+    or `known`), one shard per gene; then each other's search in the shards of its layout (the table's, else `cut`),
+    the cheapest first by its estimate (those whose estimate exceeds max_choices left out)."""
+    comps = g.long_compositions() if comps is None else comps
+    known = g.known() if known is None else known
     out = [dict(first=comp, exact=True, kind=LIBRARY, genes=(format_hand(gene, g.letters),))
-           for comp in g.long_compositions() if comp in known for gene in known[comp]]
-    searched = [(layout(g.small, g.tail, comp, g.table.lookahead, g.table.shard_choices), comp)
-                for comp in g.long_compositions() if comp not in known]
+           for comp in comps if comp in known for gene in known[comp]]
+    layouts = g.layouts()
+    searched = [layouts.get(comp) or cut(g, comp) for comp in comps if comp not in known]
     # the cheapest first (by the estimate): a run stopped on the way has searched as many compositions as it could
-    for (choices, depth, shards), comp in sorted(searched, key=lambda item: (item[0][0], kc.order(item[1]))):
-        if g.table.max_choices and choices > g.table.max_choices:
+    for lay in sorted(searched, key=lambda lay: (lay.estimate, kc.order(parse_composition(lay.composition, "")))):
+        if g.table.max_choices and lay.estimate > g.table.max_choices:
             continue
-        out += [dict(first=comp, exact=True, kind=SEARCH, depth=depth, part=k, parts=shards) for k in range(shards)]
+        comp = parse_composition(lay.composition, "construct")
+        out += [dict(first=comp, exact=True, kind=SEARCH, depth=lay.depth, part=k, parts=len(lay.shards),
+                     prefixes=lay.shards[k]) for k in range(len(lay.shards))]
     return out
 
 
@@ -459,8 +599,24 @@ def left_out(g: Gadget) -> list[tuple[int, ...]]:
     if not g.table.max_choices:
         return []
     known = g.known()
+    layouts = g.layouts()
     return [c for c in g.long_compositions() if c not in known and
-            layout(g.small, g.tail, c, g.table.lookahead, g.table.shard_choices)[0] > g.table.max_choices]
+            (layouts[c].estimate if c in layouts else layout(g.small, g.tail, c, g.table.lookahead,
+                                                            g.table.shard_choices)[0]) > g.table.max_choices]
+
+
+def census_plan(g: Gadget) -> list[dict]:
+    """A census's shards (ConstructTable.census), as ConstructShard's fields: every multiset of the compositions the
+    shipped library holds complete (each first composition's shard), then every worth-searching longer composition
+    the library holds (a shard a gene), then the searches of those it lacks, cheapest first."""
+    complete = g.complete_to()
+    census = g.census()
+    lib = g.shipped()
+    out = [dict(first=first, exact=False, kind=MULTISETS, max_piece=complete) for first in g.firsts()
+           if sum(first) <= complete]
+    worth = [v.comp for v in census.long_verdicts() if v.worth]
+    known = {c: lib.genes(c) for c in worth if lib.get(c) is not None}
+    return out + [{**shard, "max_piece": complete} for shard in long_plan(g, worth, known)]
 
 
 class Construct(EverySplit):
@@ -484,7 +640,13 @@ class Construct(EverySplit):
 
     def describe(self, search, space, table):
         what = ""
-        if table.long_gene:
+        if table.census:
+            g = Gadget(space.deck.spec(), table)
+            verdicts = g.census().long_verdicts()
+            worth = sum(v.worth for v in verdicts)
+            what = (f"the census (every multiset of genes of at most {g.complete_to()} cards; {worth} longer "
+                    f"compositions worth searching, {len(verdicts) - worth} skipped) of ")
+        elif table.long_gene:
             out = left_out(Gadget(space.deck.spec(), table))
             left = f" ({len(out)} left out: max_choices)" if out else ""
             what = f"long genes {', '.join(table.long_gene)}{left} and "
@@ -493,6 +655,11 @@ class Construct(EverySplit):
     def check(self, search, space, table, where):
         g = Gadget(space.deck.spec(), table, where)
         g.check(where)
+        g.layouts(where)
+        if table.census:
+            if table.long_gene:
+                raise BmnError(f"{where}: construct.census plans its own long compositions: give no long_gene")
+            g.census()
         if table.long_gene:
             if not g.long_compositions(where):
                 raise BmnError(f"{where}: construct.long_gene names no composition the deck leaves for genes")
@@ -501,10 +668,10 @@ class Construct(EverySplit):
     def plan(self, search, space, table):
         deck = space.deck.spec()
         g = Gadget(deck, table)
-        if table.long_gene:
-            shards = long_plan(g)
+        if table.long_gene or table.census:
+            shards = census_plan(g) if table.census else long_plan(g)
             return ShardPlan(len(shards), lambda k: Shard(k, self.name, ConstructShard(
-                deck=deck, search=GENE_SEARCH, **shard_keys(table), **shards[k])))
+                deck=deck, search=GENE_SEARCH, **{**shard_keys(table), **shards[k]})))
         firsts = g.firsts()
         n = len(firsts)  # the multisets of library genes first (quick), then those with an exact last gene
         return ShardPlan(2 * n, lambda k: Shard(k, self.name, ConstructShard(
