@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from cluster_helpers import run_main
+from cluster_helpers import EXECUTION_CHANGES, run_main
 
 from cluster.runs.config import build_config, resolve
 from cluster.runs.plan import Plan
@@ -83,6 +83,17 @@ def test_identity_ignores_execution_settings():
     b = build_config({"workers": 8, "address": "auto", "out": "b", "device": "gpu"})
     c = build_config({"seed": 2})
     assert a.fingerprint() == b.fingerprint() != c.fingerprint()
+
+
+def test_the_execution_keys_are_those_declared_so():
+    """EXECUTION_KEYS (what a resume may change) are the keys declared `key(..., execution=True)`, and only they."""
+    from cluster.runs.config import EXECUTION_KEYS, KEYS, SearchConfig
+    from kernels.strategies.base import PARAM
+
+    marked = tuple(f.name for f in dataclasses.fields(SearchConfig) if f.metadata.get(PARAM, {}).get("execution"))
+    assert EXECUTION_KEYS == marked == tuple(name for name, p in KEYS.items() if p.execution)
+    assert set(marked) == {"out", "workers", "max_workers", "address", "time_limit", "progress", "max_attempts",
+                           "in_flight", "shard_timeout", "device", "gpu_batch", "audit"}
 
 
 def test_space_and_fingerprint_are_computed_once_per_config(monkeypatch):
@@ -225,6 +236,17 @@ def test_a_config_is_frozen_and_changes_only_into_a_new_checked_value():
     assert audited.audit == 0.02 and audited.fingerprint() == config.fingerprint()
     with pytest.raises(BmnError, match="audit plays GPU shards again on CPU workers, and device = \"gpu\" has none"):
         with_execution(config, {"audit": 0.02, "device": "gpu"}, "resume")
+    # Every execution key (declared `execution=True`) may change, the run's identity the same; every other key a
+    # config sets is refused, named.
+    from cluster.runs.config import EXECUTION_KEYS, KEYS
+
+    assert set(EXECUTION_CHANGES) == set(EXECUTION_KEYS)
+    for key, value in EXECUTION_CHANGES.items():
+        resumed = with_execution(config, {key: value}, "resume")
+        assert getattr(resumed, key) == value != getattr(config, key) and resumed.fingerprint() == config.fingerprint()
+    for key in set(KEYS) - set(EXECUTION_KEYS) - {"input_count", "input_sha256"}:
+        with pytest.raises(BmnError, match=f"^resume: {key} cannot change when a run is resumed$"):
+            with_execution(config, {key: KEYS[key].default}, "resume")
     for values, message in [({"workers": -3}, "workers must not be negative"),
                             ({"max_workers": -1}, "max_workers must not be negative"),
                             ({"time_limit": -5.0}, "time_limit must not be negative"),

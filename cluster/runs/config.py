@@ -23,9 +23,6 @@ from kernels.strategies.base import OPTIONAL_KEYS, key, params_of, whole
 
 from .storage import refuse_credentials
 
-# Keys that say how a run is executed, not what it computes: they may change when a run is resumed.
-EXECUTION_KEYS = ("out", "workers", "max_workers", "address", "time_limit", "progress", "max_attempts", "in_flight",
-                  "shard_timeout", "device", "gpu_batch", "audit")
 DEVICES = ("auto", "cpu", "gpu")
 
 
@@ -47,30 +44,33 @@ class SearchConfig(Search):
     # The strategy tables the config gives, by strategy name, each its typed value as checked
     # (`[climb] pool = 100_000` -> {"climb": ClimbTable(pool=100_000)}).
     tables: dict[str, Table] = field(default_factory=dict)
-    # Execution only:
-    out: str = key("runs/search", "run directory or URI (s3://bucket/prefix) for the tables")
-    workers: int = key(0, "actors (0: one per CPU of the Ray cluster, now or later)", minimum=0, from_text=whole)
-    max_workers: int = key(0, "with workers = 0: at most this many actors (0: no limit)", minimum=0, from_text=whole)
-    address: str | None = key(None, "join this Ray cluster (none: RAY_ADDRESS, else a local Ray)")
-    time_limit: float = key(0, "stop after this many seconds (0: none)", minimum=0)
-    progress: bool = key(True, "show progress")
-    max_attempts: int = key(3, "tries of a shard before it is given up", from_text=whole)
-    in_flight: int = key(2, "shards queued per worker", from_text=whole)
+    # Execution only (`execution=True`: EXECUTION_KEYS, the keys a resume may change, are these):
+    out: str = key("runs/search", "run directory or URI (s3://bucket/prefix) for the tables", execution=True)
+    workers: int = key(0, "actors (0: one per CPU of the Ray cluster, now or later)", minimum=0, from_text=whole,
+                       execution=True)
+    max_workers: int = key(0, "with workers = 0: at most this many actors (0: no limit)", minimum=0, from_text=whole,
+                           execution=True)
+    address: str | None = key(None, "join this Ray cluster (none: RAY_ADDRESS, else a local Ray)", execution=True)
+    time_limit: float = key(0, "stop after this many seconds (0: none)", minimum=0, execution=True)
+    progress: bool = key(True, "show progress", execution=True)
+    max_attempts: int = key(3, "tries of a shard before it is given up", from_text=whole, execution=True)
+    in_flight: int = key(2, "shards queued per worker", from_text=whole, execution=True)
     # Seconds a worker may spend on one shard before it is taken for stuck and the shard reissued;
     # 0: automatic (cluster/loop/pool.py: ten times the slowest shard so far, at least five minutes).
-    shard_timeout: float = key(0, "seconds a worker may spend on one shard (0: automatic)", minimum=0)
+    shard_timeout: float = key(0, "seconds a worker may spend on one shard (0: automatic)", minimum=0, execution=True)
     # Where the shards of the strategies with GPU kernels (random, exhaustive, states) run: "cpu"; "gpu" (one actor
     # per GPU of the cluster, nothing on the other CPUs); "auto" (an actor per GPU, each holding a CPU to
     # drive it, and CPU actors on the other CPUs; on a cluster without GPUs, CPU actors only).
-    device: str = key("auto", "cpu, gpu or auto")
+    device: str = key("auto", "cpu, gpu or auto", execution=True)
     # Shards a GPU actor takes per call (cluster/loop/pool.py), played in one launch where they fit: a GPU plays
     # as much as hundreds of CPU cores, so its calls are this many of the plan's shards (the plan, and so
     # the results, are the same). 0: as many as fill the device, FILL deals for each lane it holds at once
     # (kernels/sweep/gpu.py `batch_for`, from the actor's occupancy).
-    gpu_batch: int = key(0, "shards a GPU worker takes per call (0: as many as fill it)", minimum=0, from_text=whole)
+    gpu_batch: int = key(0, "shards a GPU worker takes per call (0: as many as fill it)", minimum=0, from_text=whole,
+                         execution=True)
     # The fraction of the shards a GPU plays that a CPU actor plays again and compares (cluster/loop/audit.py):
     # a mismatch stops the search, the shard redone on the CPU. 0: none.
-    audit: float = key(0, "the fraction of GPU shards played again on CPUs", minimum=0, maximum=1)
+    audit: float = key(0, "the fraction of GPU shards played again on CPUs", minimum=0, maximum=1, execution=True)
     # Filled by resolve() for the deals and extend strategies: the deals of the deals file are kept in the run
     # directory (inputs.txt) so a run never depends on the file again; only their hash and count are part of
     # the config.
@@ -177,6 +177,9 @@ def _table(name: str, value: Any, where: str) -> Table:
 # Every top-level key (the Search's and the run's own), checked by the same Param.decode as a strategy's keys.
 KEYS: dict[str, Param] = {name: p for name, p in params_of(SearchConfig).items()
                           if name not in ("tables", "input_deals")}
+# Keys that say how a run is executed, not what it computes (declared with `execution=True`): they may change
+# when a run is resumed.
+EXECUTION_KEYS = tuple(name for name, p in KEYS.items() if p.execution)
 
 
 def check(config: SearchConfig, where: str = "config") -> None:

@@ -70,6 +70,9 @@ class Param:
     # Part of what a run computes (its identity: a resume with another value is refused). False for a
     # key that only sizes or checks the work (the atlas's cpu_hours and rate).
     result: bool = True
+    # A run's own key that says how the run is executed, not what it computes (the cluster's workers, time
+    # limit, device...): no part of its identity, and it may change when the run is resumed.
+    execution: bool = False
 
     def decode(self, value: Any) -> Any:
         """The value as the field holds it (a list as a tuple, a nested value typed), or a ValueError: "must
@@ -173,7 +176,8 @@ UNSAID = "bmn.unsaid"  # a field left out of its JSON form (and of a run's ident
 
 def key(default: Any, doc: str, *, unsaid: bool = False, **how) -> Any:
     """A config key, as a field of a typed value (a strategy's `Table`, the `Search`): its default and doc,
-    and its bounds (Param's minimum, maximum, from_text, result; a number's minimum is 1 unless said); its kind
+    and its bounds (Param's minimum, maximum, from_text, result, execution; a number's minimum is 1 unless said);
+    its kind
     is its annotation's. A list's default is given as a tuple (a frozen value). `unsaid`: a key added after runs
     were made, whose default computes what those runs did: at its default it is left out of the run's identity
     and of its shards' parameters, so those runs resume and their shard files stay theirs."""
