@@ -216,9 +216,11 @@ def test_the_flags_are_the_keys_declarations_and_help_documents_each_with_its_de
         assert option in help_text.stdout.split(), option
     readme = (CONFIGS.parent / "README.md").read_text().split("with flags on top", 1)[1].split("Unknown keys", 1)[0]
     assert set(re.findall(r"--[a-z-]+", readme)) <= set(help_text.stdout.split()) and len(readme) > 100
-    resume = in_process("resume", "--help").stdout.split()
-    assert [f.key for f in RESUME_FLAGS] == [k for k in EXECUTION_KEYS if k != "out"]
-    assert all(flag.option in resume for flag in RESUME_FLAGS) and "--seed" not in resume
+    resume = in_process("resume", "--help").stdout
+    assert [f.key for f in RESUME_FLAGS] == [k for k in EXECUTION_KEYS if k != "out"] and "--seed" not in resume
+    for flag in RESUME_FLAGS:  # (a resume keeps the run's value of a flag not given; it shows its progress)
+        assert flag.help.endswith("(default: true)" if flag.key == "progress" else "(default: the run's)")
+        assert "".join(f"{flag.option} {flag.key.upper()} {flag.help}".split()) in "".join(resume.split()), flag
     # argparse converts nothing: the key's Param does
     from cluster.commands.cli import build_parser
 

@@ -48,10 +48,12 @@ class Flag(NamedTuple):
         return None if text is None else KEYS[self.key].coerce(text, where, text=True)
 
 
-def _flag(name: str) -> Flag:
+def _flag(name: str, default: str | None = None) -> Flag:
+    """The key's flag; its help says the key's default, or `default`."""
     p = KEYS[name]
     readers_of = f"{', '.join(readers(name))}: " if name in OPTIONAL_KEYS else ""
-    return Flag(f"--{name.replace('_', '-')}", name, f"{readers_of}{p.doc} (default: {shown(p.default)})")
+    return Flag(f"--{name.replace('_', '-')}", name,
+                f"{readers_of}{p.doc} (default: {shown(p.default) if default is None else default})")
 
 
 def shown(value: Any) -> str:
@@ -67,8 +69,9 @@ def shown(value: Any) -> str:
 
 # Every key a config sets has a flag of its name (the declarations' own: cluster/runs/config.py's KEYS).
 FLAGS = [_flag(name) for name in USER_KEYS]
-# What `bmn resume` may change: the execution keys (the run names `out`).
-RESUME_FLAGS = [f for f in FLAGS if f.key in EXECUTION_KEYS and f.key != "out"]
+# What `bmn resume` may change: the execution keys (the run names `out`), each the run's own unless given (a resume
+# shows its progress unless told not to).
+RESUME_FLAGS = [_flag(key, "true" if key == "progress" else "the run's") for key in EXECUTION_KEYS if key != "out"]
 WHERE = "command line"  # where a flag's value is said to come from when it is wrong
 
 
