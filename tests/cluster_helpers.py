@@ -34,6 +34,12 @@ from kernels.strategies import Strategy
 # Credentials for moto's S3 server (it accepts any).
 AWS_TEST_ENV = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
 
+# A new value of every execution key (cluster/runs/config.py: those declared `execution=True`), each valid with the
+# other keys' defaults: what a resume may change.
+EXECUTION_CHANGES = {"out": "runs/other", "workers": 3, "max_workers": 2, "address": "auto", "time_limit": 60.0,
+                     "progress": False, "max_attempts": 5, "in_flight": 4, "shard_timeout": 30.0, "device": "cpu",
+                     "gpu_batch": 2, "audit": 0.1}
+
 # The manifest columns that must not depend on who ran a shard, when, or how often.
 DETERMINISTIC_SHARD_COLUMNS = ["shard", "strategy", "params", "status", "deals", "cards", "max_cards", "cycles",
                                "candidates"]

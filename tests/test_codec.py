@@ -16,8 +16,8 @@ from cluster.runs.config import build_config, load_toml, resolve
 from cluster.runs.plan import Plan
 from kernels.strategies import REGISTRY, ShardParams, codec
 from kernels.strategies.atlas import AtlasShard
-from kernels.strategies.base import StreamShard
-from kernels.strategies.cycles import CyclesShard, Factory
+from kernels.strategies.base import StreamShard, params_of
+from kernels.strategies.cycles import CyclesShard, CyclesTable, Factory
 from kernels.strategies.states import StatesShard
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,6 +50,11 @@ def test_the_text_is_what_bmn_has_always_written():
                                                "hi": 3, "lo": 0, "min_cards": 0, "min_tricks": 0, "split": [2, 1]}
     # A strategy's table keys copied among the shard's own (the factory's growth settings), every key written;
     # the form of earlier runs, those keys nested under "params", read back flat, as the same parameters.
+    # (the [cycles] keys but `beams`, copied from CyclesTable as every strategy's Params copy their table's: keys_of;
+    # and as the Factory a beam takes)
+    copied = {k: p for k, p in params_of(CyclesTable).items() if k != "beams"}
+    assert {k: p for k, p in params_of(CyclesShard).items() if k in params_of(CyclesTable)} == copied == \
+        params_of(Factory)
     beam = CyclesShard(deck="camicia", seed=1, shard=3, **{**Factory().values(), "tries": 5})
     flat = json.loads(codec.encode(beam))
     assert flat["tries"] == 5 and len(flat) == 3 + 12 and Factory.taken_from(beam) == Factory(tries=5)

@@ -18,7 +18,7 @@ import pytest
 from helpers import reference_problems
 
 from cluster.commands.cli import build_parser, protect_positionals
-from cluster.runs.config import SearchConfig
+from cluster.runs.config import EXECUTION_KEYS, SearchConfig
 from kernels.strategies import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,6 +113,9 @@ def test_the_strategy_reference_lists_every_strategy_and_key():
     internal = {"tables", "input_sha256", "input_count", "input_deals"}
     for key in (f.name for f in dataclasses.fields(SearchConfig) if not f.name.startswith("_")):
         assert key in internal or key in rows, f"docs/strategies.md, Config keys: {key}"
+    # the execution keys are those marked *, and only they
+    starred = set(re.findall(r"^\| `(\w+)` \* \|", text.split("## Config keys", 1)[1].split("\n## ", 1)[0], re.M))
+    assert starred == set(EXECUTION_KEYS)
     for strategy in REGISTRY.values():
         problems = reference_problems(text, strategy)
         assert not problems, f"docs/strategies.md: {problems}"

@@ -9,6 +9,7 @@ import json
 import re
 
 import pytest
+from cluster_helpers import EXECUTION_CHANGES
 
 import cluster.runs.config
 import cluster.runs.runmeta
@@ -44,6 +45,12 @@ def test_a_new_run_writes_its_config_versions_and_inputs_once(tmp_path):
     assert open_run(config, store, resume=False) == config
     with pytest.raises(BmnError, match="holds a different search .*min_cards: 1000 in the run, 5 now"):
         open_run(dataclasses.replace(config, min_cards=5), store, resume=False)
+    # An execution key changed (any of them: declared `execution=True`) is the same search, run otherwise: by
+    # `bmn search` again, and by `bmn resume RUN --KEY VALUE` (tests/test_config.py: every other key refused).
+    for key, value in EXECUTION_CHANGES.items():
+        assert getattr(open_run(dataclasses.replace(config, **{key: value}), store, resume=False), key) == value
+        resumed = with_execution(read_run_config(run), {key: value}, "bmn resume")
+        assert getattr(open_run(resumed, store, resume=True), key) == value
 
 
 def test_a_new_run_only_in_a_new_or_empty_folder(tmp_path):

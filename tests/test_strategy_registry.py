@@ -16,7 +16,7 @@ from kernels.engines.reference import play_reference
 from kernels.errors import BmnError
 from kernels.notation import parse_deal
 from kernels.strategies import REGISTRY, Shard, ShardParams, get, run_climb, run_deals, run_exhaustive, run_shard
-from kernels.strategies.base import OPTIONAL_KEYS, StreamShard
+from kernels.strategies.base import OPTIONAL_KEYS, StreamShard, Table, params_of
 from kernels.strategies.census import CensusShard
 from kernels.strategies.deals import DealsShard
 from kernels.strategies.exhaustive import ExhaustiveShard
@@ -69,6 +69,12 @@ def test_every_strategy_is_declared_completely(name):
     assert strategy.name == name and strategy.summary
     assert strategy.table({}) == strategy.Table() and issubclass(strategy.Params, ShardParams)
     assert [p.name for p in strategy.params] == [f.name for f in dataclasses.fields(strategy.Table)]
+    # The table declares its keys itself (none inherited from another table); Params that take its keys copy them
+    # (keys_of: a base class of theirs, TableKeys), each with the table's spec.
+    assert strategy.Table.__mro__[1:] == (Table, object)
+    stem = strategy.Table.__name__.removesuffix("Table")
+    for copy in [c for c in strategy.Params.__mro__ if c.__name__ == f"{stem}Keys"]:
+        assert params_of(copy) == {k: p for k, p in params_of(strategy.Table).items() if k in params_of(copy)}
     assert set(strategy.keys) <= set(OPTIONAL_KEYS)
     assert (ROOT / "configs" / f"{name}.toml").exists()
 

@@ -7,13 +7,23 @@ import json
 import os
 import signal
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kernels.errors import BmnError
-from kernels.strategies import REGISTRY
+from kernels.strategies.base import OPTIONAL_KEYS
 
 from ..loop.progress import ProgressView
-from ..runs.config import EXECUTION_KEYS, SearchConfig, build_config, load_toml, readers, resolve, with_execution
+from ..runs.config import (
+    EXECUTION_KEYS,
+    KEYS,
+    USER_KEYS,
+    SearchConfig,
+    build_config,
+    load_toml,
+    readers,
+    resolve,
+    with_execution,
+)
 from ..runs.known import summary as known_summary
 from ..runs.runmeta import read_run_config
 from .catalogue import add_catalogue_option, say_contradictions
@@ -22,36 +32,58 @@ from .status import run_status
 if TYPE_CHECKING:
     from ..loop.report import RunReport
 
-FLAGS = [
-    ("--out", "out", str, "run directory or URI (s3://bucket/prefix) for the tables"),
-    ("--strategy", "strategy", str, ", ".join(REGISTRY)),
-    ("--deck", "deck", str, "standard, camicia or VALUE:COUNT,..."),
-    ("--players", "players", int, "number of hands (equal split)"),
-    ("--split", "split", str, "hand sizes, e.g. 26,26"),
-    ("--deals", "deals", int, f"{', '.join(readers('deals'))}: deals to play in all"),
-    ("--range", "range", str, f"{', '.join(readers('range'))}: rank range LO:HI"),
-    ("--seed", "seed", int, f"{', '.join(readers('seed'))}: the seed of the random streams"),
-    ("--min-cards", "min_cards", int, "keep finite games of at least this many cards"),
-    ("--min-tricks", "min_tricks", int, "also keep finite games of at least this many tricks"),
-    ("--shard-size", "shard_size", int, "deals per shard"),
-    ("--workers", "workers", int, "actors (default 0: one per CPU of the cluster, now or later)"),
-    ("--max-workers", "max_workers", int, "with --workers 0: at most this many actors"),
-    ("--address", "address", str, "join this Ray cluster (default: RAY_ADDRESS, else a local Ray)"),
-    ("--time-limit", "time_limit", float, "stop after this many seconds (resume later; a resume keeps the "
-     "limit, 0 lifts it)"),
-    ("--shard-timeout", "shard_timeout", float, "seconds a worker may spend on one shard before it is "
-     "taken for stuck and the shard runs elsewhere (default 0: ten times the slowest shard so far, at least 300)"),
-    ("--device", "device", str, "random, exhaustive and states: cpu, gpu (an actor per GPU of the cluster) or "
-     "auto (default: an actor per GPU, CPU actors on the other CPUs)"),
-    ("--gpu-batch", "gpu_batch", int, "shards a GPU worker takes per call, in one launch where they fit (default 0: "
-     "as many as fill its device)"),
-    ("--audit", "audit", float, "the fraction of GPU shards played again on CPU workers and compared (default 0; "
-     "a mismatch stops the search)"),
-    ("--deals-file", "deals_file", str, f"{', '.join(readers('deals_file'))}: one deal per line"),
-    ("--deal", "deal", str, f"{', '.join(readers('deal'))}: the deal (HAND/HAND) to search back from"),
-]
-# What `bmn resume` may change: the execution keys that have a flag (the run names `out`).
-RESUME_FLAGS = [f for f in FLAGS if f[1] in EXECUTION_KEYS and f[1] != "out"]
+
+class Flag(NamedTuple):
+    """A top-level key's flag: `--min-cards` for min_cards, its help the key's doc (after the strategies that read
+    it, for the optional keys) and its default. Argparse takes its value as text; the key's Param decodes it, as
+    it decodes a config's value (`value`)."""
+
+    option: str
+    key: str
+    help: str
+
+    def value(self, args: argparse.Namespace, where: str) -> Any:
+        """The flag's value, decoded and checked by the key's Param (None where it was not given)."""
+        text = getattr(args, self.key)
+        return None if text is None else KEYS[self.key].coerce(text, where, text=True)
+
+
+def _flag(name: str, default: str | None = None) -> Flag:
+    """The key's flag; its help says the key's default, or `default`."""
+    p = KEYS[name]
+    readers_of = f"{', '.join(readers(name))}: " if name in OPTIONAL_KEYS else ""
+    return Flag(f"--{name.replace('_', '-')}", name,
+                f"{readers_of}{p.doc} (default: {shown(p.default) if default is None else default})")
+
+
+def shown(value: Any) -> str:
+    """A default as a config writes it (none, true, 1_000_000, 26,26)."""
+    if value is None or isinstance(value, bool):
+        return {None: "none", True: "true", False: "false"}[value]
+    if isinstance(value, int):
+        return f"{value:_}"
+    if isinstance(value, tuple):
+        return ",".join(map(shown, value))
+    return str(value)
+
+
+# Every key a config sets has a flag of its name (the declarations' own: cluster/runs/config.py's KEYS).
+FLAGS = [_flag(name) for name in USER_KEYS]
+# What `bmn resume` may change: the execution keys (the run names `out`), each the run's own unless given (a resume
+# shows its progress unless told not to).
+RESUME_FLAGS = [_flag(key, "true" if key == "progress" else "the run's") for key in EXECUTION_KEYS if key != "out"]
+WHERE = "command line"  # where a flag's value is said to come from when it is wrong
+
+
+def add_flags(parser: argparse.ArgumentParser, flags: list[Flag]) -> None:
+    for flag in flags:
+        parser.add_argument(flag.option, dest=flag.key, default=None, help=flag.help.replace("%", "%%"))
+
+
+def given(args: argparse.Namespace, flags: list[Flag], where: str) -> dict:
+    """The flags given, by key, each value decoded and checked (a sentence for a wrong one)."""
+    values = {flag.key: flag.value(args, where) for flag in flags}
+    return {key: value for key, value in values.items() if value is not None}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -62,12 +94,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "Parquet tables under --out; running the same command again resumes the run.",
     )
     p.add_argument("config", nargs="?", metavar="CONFIG.toml")
-    for flag, dest, kind, help_text in FLAGS:
-        p.add_argument(flag, dest=dest, type=kind, default=None, help=help_text)
+    add_flags(p, FLAGS)
     p.add_argument("--long-gene", dest="long_gene", action="append", default=None, metavar="COMPOSITION|LENGTH",
                    help="construct: search the genes of this composition (VALUE:COUNT,...) or of every composition "
                    "of this length, and build every cycle they make ([construct] long_gene; repeat for several)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (progress false)")
     p.add_argument("--json", action="store_true", help="print the final report as JSON")
     add_catalogue_option(p)
     p.set_defaults(handler=cmd_search)
@@ -75,9 +106,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("resume", help="finish an interrupted run",
                        description="Resume a run from its files: finished shards are skipped.")
     p.add_argument("run", metavar="RUN")
-    for flag, dest, kind, help_text in RESUME_FLAGS:
-        p.add_argument(flag, dest=dest, type=kind, default=None, help=help_text)
-    p.add_argument("--no-progress", action="store_true")
+    add_flags(p, RESUME_FLAGS)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (progress false)")
     p.add_argument("--json", action="store_true")
     add_catalogue_option(p)
     p.set_defaults(handler=cmd_resume)
@@ -94,17 +124,14 @@ def config_from_args(args) -> SearchConfig:
     if isinstance(values.get("deals_file"), str) and not os.path.isabs(os.path.expanduser(values["deals_file"])):
         # A deals file named in a config file is found beside that file.
         values["deals_file"] = os.path.join(os.path.dirname(os.path.abspath(args.config)), values["deals_file"])
-    where = f"config file {args.config}" if args.config else "search"
+    where = f"config file {args.config}" if args.config else WHERE
     # A split names the players and --players asks for equal hands: a flag for one replaces the
     # config file's other.
     if args.split is not None and args.players is None:
         values.pop("players", None)
     if args.players is not None and args.split is None:
         values.pop("split", None)
-    for _, dest, _, _ in FLAGS:
-        value = getattr(args, dest)
-        if value is not None:
-            values[dest] = value
+    values.update(given(args, FLAGS, WHERE))
     if getattr(args, "long_gene", None):
         table = values.setdefault("construct", {})
         if not isinstance(table, dict):
@@ -138,9 +165,11 @@ def cmd_search(args) -> int:
 
 
 def cmd_resume(args) -> int:
-    changes = {key: getattr(args, key) for _, key, _, _ in RESUME_FLAGS if getattr(args, key) is not None}
-    config = with_execution(read_run_config(args.run), {**changes, "out": args.run, "progress": not args.no_progress},
-                            f"bmn resume {args.run}")
+    where = f"bmn resume {args.run}"
+    changes = {"progress": True, **given(args, RESUME_FLAGS, where), "out": args.run}
+    if args.no_progress:
+        changes["progress"] = False
+    config = with_execution(read_run_config(args.run), changes, where)
     _terminate_as_interrupt()
     report = run_search(config, resume=True, progress=ProgressView(enabled=config.progress))
     return print_report(report, args.json)

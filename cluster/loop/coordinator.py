@@ -247,7 +247,9 @@ class Coordinator:
                 self.snapshot = self.counts.snapshot()  # (the last files taken)
                 self.progress_file.last(state, tables=False)
             else:
-                if self.files.rebuild(self.counts.run, complete=end.stop is Stop.FINISHED):
+                rebuilt = self.files.rebuild(complete=end.stop is Stop.FINISHED)
+                self.counts.tabled(rebuilt.done, rebuilt.failed, rebuilt.cycle_ids)
+                if rebuilt.incomplete:
                     state = "incomplete"
                 self.snapshot = self.counts.snapshot()  # (as the tables count them)
                 self.progress_file.last(state, tables=True)

@@ -66,7 +66,7 @@ class Recorder:
 
     def _write(self, played: PlayedShard, audit: str | None = None) -> None:
         summary = ShardSummary.of(played, run=self.files.owner.fingerprint, audit=audit)
-        self.counts.played.add(summary.figures.counts)
+        self.counts.handed(summary)
         rows = games_table(played) if played.done else GAMES_SCHEMA.empty_table()
         rel = shard_file_name(played.shard.id)
         self.files.rewritten(rel)

@@ -5,6 +5,7 @@ are rebuilt from them (tables.py) and whatever they miss is named."""
 from __future__ import annotations
 
 import sys
+from typing import NamedTuple
 
 import pyarrow as pa
 
@@ -13,6 +14,16 @@ from ..runs.plan import Plan
 from ..runs.storage import RunStore
 from ..runs.tables import FOREIGN_DIR, Ownership, RunContents, build_tables, read_contents, set_aside, write_tables
 from ..runs.totals import RunTotals
+
+
+class Rebuilt(NamedTuple):
+    """What the summary tables count, rebuilt from the shard files at a session's end (the run loop sets its
+    totals from them: SessionTotals.tabled), and whether they miss shards of a search that ran to its end."""
+
+    done: int
+    failed: int
+    cycle_ids: set[str]
+    incomplete: bool
 
 
 class RunFiles:
@@ -59,10 +70,10 @@ class RunFiles:
         """A shard recomputed now: its file is read again at the end."""
         self.read.pop(rel, None)
 
-    def rebuild(self, totals: RunTotals, complete: bool) -> bool:
-        """The summary tables written from the shard files (and `totals` set from them); whether they miss
-        shards of the plan where the search ran to its end (`complete`): then it is "incomplete", and the
-        files that could not be read are named. An OSError where a file cannot be read or written."""
+    def rebuild(self, complete: bool) -> Rebuilt:
+        """The summary tables written from the shard files, and what they count; whether they miss shards of the
+        plan where the search ran to its end (`complete`): then it is "incomplete", and the files that could not
+        be read are named. An OSError where a file cannot be read or written."""
         contents = read_contents(self.store, self.read, self.owner)
         tables = build_tables(contents)
         write_tables(self.store, tables)
@@ -71,12 +82,10 @@ class RunFiles:
             for sentence in own.publish(tables[own.name], contents.summaries, self.plan):
                 print(f"bmn: {sentence}", file=sys.stderr)
         self.cycles = tables["cycles"]
-        totals.cycle_ids = set(tables["cycles"].column("cycle_id").to_pylist())
-        totals.failed = sum(1 for s in contents.summaries.values() if not s.done)
-        totals.done = len(contents.done)
         self.missing = sorted(set(range(self.plan.count)) - set(contents.summaries))
         if complete and self.missing:
             for rel, why in contents.damaged.items():
                 print(f"bmn: {rel} cannot be read ({why}); its shards are missing from the tables", file=sys.stderr)
-            return True
-        return False
+        return Rebuilt(done=len(contents.done), failed=sum(1 for s in contents.summaries.values() if not s.done),
+                       cycle_ids=set(tables["cycles"].column("cycle_id").to_pylist()),
+                       incomplete=complete and bool(self.missing))

@@ -23,9 +23,6 @@ from kernels.strategies.base import OPTIONAL_KEYS, key, params_of, whole
 
 from .storage import refuse_credentials
 
-# Keys that say how a run is executed, not what it computes: they may change when a run is resumed.
-EXECUTION_KEYS = ("out", "workers", "max_workers", "address", "time_limit", "progress", "max_attempts", "in_flight",
-                  "shard_timeout", "device", "gpu_batch", "audit")
 DEVICES = ("auto", "cpu", "gpu")
 
 
@@ -40,37 +37,46 @@ class SearchConfig(Search):
     """A search's config, checked and resolved once (`build_config`, `resolve`, `from_json`); never
     changed afterwards: a resumed run's execution settings make a new value (`with_execution`). Its keys are
     the Search's (kernels/strategies/base.py, declared there once) and the run's own, each declared here with
-    `key()`: KEYS, the checks and docs/strategies.md's rows come from these declarations."""
+    `key()`: KEYS, the checks, the flags (cluster/commands/search.py) and EXECUTION_KEYS come from these
+    declarations."""
 
-    strategy: str = key("random", "the strategy (bmn search --help names them)")
-    deals_file: str | None = key(None, "deals, extend: one deal per line")
+    strategy: str = key("random", f"the strategy: {', '.join(REGISTRY)}")
+    deals_file: str | None = key(None, "one deal per line")
     # The strategy tables the config gives, by strategy name, each its typed value as checked
     # (`[climb] pool = 100_000` -> {"climb": ClimbTable(pool=100_000)}).
     tables: dict[str, Table] = field(default_factory=dict)
-    # Execution only:
-    out: str = key("runs/search", "run directory or URI (s3://bucket/prefix) for the tables")
-    workers: int = key(0, "actors (0: one per CPU of the Ray cluster, now or later)", minimum=0, from_text=whole)
-    max_workers: int = key(0, "with workers = 0: at most this many actors (0: no limit)", minimum=0, from_text=whole)
-    address: str | None = key(None, "join this Ray cluster (none: RAY_ADDRESS, else a local Ray)")
-    time_limit: float = key(0, "stop after this many seconds (0: none)", minimum=0)
-    progress: bool = key(True, "show progress")
-    max_attempts: int = key(3, "tries of a shard before it is given up", from_text=whole)
-    in_flight: int = key(2, "shards queued per worker", from_text=whole)
+    # Execution only (`execution=True`: EXECUTION_KEYS, the keys a resume may change, are these):
+    out: str = key("runs/search", "run directory or URI (s3://bucket/prefix) for the tables", execution=True)
+    workers: int = key(0, "actors (0: one per CPU of the Ray cluster, now or later)", minimum=0, from_text=whole,
+                       execution=True)
+    max_workers: int = key(0, "with workers = 0: at most this many actors (0: no limit)", minimum=0, from_text=whole,
+                           execution=True)
+    address: str | None = key(None, "join this Ray cluster (none: RAY_ADDRESS, else a local Ray)", execution=True)
+    time_limit: float = key(0, "stop after this many seconds (0: none; resume later: a resume keeps the limit, 0 "
+                               "lifts it)", minimum=0, execution=True)
+    progress: bool = key(True, "show the progress display", execution=True)
+    max_attempts: int = key(3, "tries of a shard before it is given up", from_text=whole, execution=True)
+    in_flight: int = key(2, "shards queued per worker", from_text=whole, execution=True)
     # Seconds a worker may spend on one shard before it is taken for stuck and the shard reissued;
     # 0: automatic (cluster/loop/pool.py: ten times the slowest shard so far, at least five minutes).
-    shard_timeout: float = key(0, "seconds a worker may spend on one shard (0: automatic)", minimum=0)
+    shard_timeout: float = key(0, "seconds a worker may spend on one shard before it is taken for stuck and the shard "
+                                  "runs elsewhere (0: ten times the slowest shard so far, at least 300)", minimum=0,
+                               execution=True)
     # Where the shards of the strategies with GPU kernels (random, exhaustive, states) run: "cpu"; "gpu" (one actor
     # per GPU of the cluster, nothing on the other CPUs); "auto" (an actor per GPU, each holding a CPU to
     # drive it, and CPU actors on the other CPUs; on a cluster without GPUs, CPU actors only).
-    device: str = key("auto", "cpu, gpu or auto")
+    device: str = key("auto", f"{', '.join(n for n, s in REGISTRY.items() if s.gpu)}: cpu, gpu (an actor per GPU of "
+                              "the cluster) or auto (an actor per GPU, CPU actors on the other CPUs)", execution=True)
     # Shards a GPU actor takes per call (cluster/loop/pool.py), played in one launch where they fit: a GPU plays
     # as much as hundreds of CPU cores, so its calls are this many of the plan's shards (the plan, and so
     # the results, are the same). 0: as many as fill the device, FILL deals for each lane it holds at once
     # (kernels/sweep/gpu.py `batch_for`, from the actor's occupancy).
-    gpu_batch: int = key(0, "shards a GPU worker takes per call (0: as many as fill it)", minimum=0, from_text=whole)
+    gpu_batch: int = key(0, "shards a GPU worker takes per call, in one launch where they fit (0: as many as fill "
+                            "its device)", minimum=0, from_text=whole, execution=True)
     # The fraction of the shards a GPU plays that a CPU actor plays again and compares (cluster/loop/audit.py):
     # a mismatch stops the search, the shard redone on the CPU. 0: none.
-    audit: float = key(0, "the fraction of GPU shards played again on CPUs", minimum=0, maximum=1)
+    audit: float = key(0, "the fraction of GPU shards played again on CPU workers and compared (a mismatch stops "
+                          "the search)", minimum=0, maximum=1, execution=True)
     # Filled by resolve() for the deals and extend strategies: the deals of the deals file are kept in the run
     # directory (inputs.txt) so a run never depends on the file again; only their hash and count are part of
     # the config.
@@ -146,7 +152,7 @@ def load_toml(path: str) -> dict:
 
 def build_config(values: dict, where: str = "config") -> SearchConfig:
     """A SearchConfig from plain values (a TOML table, flags), rejecting unknown keys and bad values."""
-    known = _top_level_keys() - {"input_sha256", "input_count"}
+    known = _top_level_keys() - set(FILLED)
     unknown = sorted(set(values) - known)
     if unknown:
         raise BmnError(f"{where}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
@@ -177,6 +183,13 @@ def _table(name: str, value: Any, where: str) -> Table:
 # Every top-level key (the Search's and the run's own), checked by the same Param.decode as a strategy's keys.
 KEYS: dict[str, Param] = {name: p for name, p in params_of(SearchConfig).items()
                           if name not in ("tables", "input_deals")}
+# The keys bmn fills itself when it reads a deals file: never a config's, nor a flag's.
+FILLED = ("input_count", "input_sha256")
+# The keys a config (and a flag of the same name: cluster/commands/search.py) sets.
+USER_KEYS = tuple(name for name in KEYS if name not in FILLED)
+# Keys that say how a run is executed, not what it computes (declared with `execution=True`): they may change
+# when a run is resumed.
+EXECUTION_KEYS = tuple(name for name, p in KEYS.items() if p.execution)
 
 
 def check(config: SearchConfig, where: str = "config") -> None:

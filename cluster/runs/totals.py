@@ -43,6 +43,12 @@ class RunTotals(LongestFirst):
     cycle_ids: set[str] = field(default_factory=set)
     histogram: dict[int, int] = field(default_factory=dict)  # finite games by length in cards
 
+    def copy(self) -> RunTotals:
+        """Totals of their own, equal to these: every field copied (its counts, list, set and dict anew; the games
+        in `longest` are values, never changed, and shared)."""
+        return RunTotals(done=self.done, failed=self.failed, counts=self.counts.counts(), longest=list(self.longest),
+                         cycle_ids=set(self.cycle_ids), histogram=dict(self.histogram))
+
     @classmethod
     def of(cls, summaries: dict[int, ShardSummary]) -> RunTotals:
         totals = cls()
@@ -84,10 +90,11 @@ class Snapshot(LongestFirst):
 
 @dataclass
 class SessionTotals:
-    """A session's counters, one value that the run loop alone changes: the run's totals (its files' when the
-    session began, and each file written since, counted as the loop takes it), the shards it wrote done, and
-    what the shards it handed over to be written played (this session's deals: its rate). Off the loop, its
-    `snapshot` is read."""
+    """A session's counters, one value that the run loop alone changes, through these methods (the loop's
+    coordinator.py and recorder.py call them; tests/test_totals.py checks that no other module writes them): the
+    run's totals (its files' when the session began, and each file written since, counted as the loop takes
+    it), the shards it wrote done, and what the shards it handed over to be written played (this session's
+    deals: its rate). Off the loop, its `snapshot` is read."""
 
     run: RunTotals = field(default_factory=RunTotals)
     new: int = 0
@@ -95,14 +102,22 @@ class SessionTotals:
 
     def start(self, opened: RunTotals) -> None:
         """The run's totals from those of its files when the session opened them (a copy: the loop's own)."""
-        self.run = RunTotals(opened.done, opened.failed, opened.counts.counts(), list(opened.longest),
-                             set(opened.cycle_ids), dict(opened.histogram))
+        self.run = opened.copy()
+
+    def handed(self, summary: ShardSummary) -> None:
+        """A shard handed over to be written: what it played, into the session's deals."""
+        self.played.add(summary.figures.counts)
 
     def count(self, summary: ShardSummary) -> None:
         """A shard whose file is written: into the run's totals (and the session's, when it is done)."""
         self.run.add(summary)
         if summary.done:
             self.new += 1
+
+    def tabled(self, done: int, failed: int, cycle_ids: set[str]) -> None:
+        """The run's shards done and failed, and its cycles, as the summary tables count them once rebuilt from
+        every shard file (cluster/loop/runfiles.py)."""
+        self.run.done, self.run.failed, self.run.cycle_ids = done, failed, set(cycle_ids)
 
     def snapshot(self) -> Snapshot:
         t = self.run

@@ -70,15 +70,23 @@ class Param:
     # Part of what a run computes (its identity: a resume with another value is refused). False for a
     # key that only sizes or checks the work (the atlas's cpu_hours and rate).
     result: bool = True
+    # A run's own key that says how the run is executed, not what it computes (the cluster's workers, time
+    # limit, device...): no part of its identity, and it may change when the run is resumed.
+    execution: bool = False
 
-    def decode(self, value: Any) -> Any:
+    def decode(self, value: Any, text: bool = False) -> Any:
         """The value as the field holds it (a list as a tuple, a nested value typed), or a ValueError: "must
-        be ..., got ..." (the field's name and where the value came from are the caller's to say)."""
-        if isinstance(value, str) and self.from_text is not None and _base(self.hint) is not str:
-            try:
-                value = self.from_text(value)
-            except ValueError:
-                raise ValueError(_wrong(self.hint, value)) from None
+        be ..., got ..." (the field's name and where the value came from are the caller's to say). Text where
+        the field is not text is read by `from_text`; `text`: the value was typed as text (a command-line
+        flag's), which a field without `from_text` reads as its kind does (a number, true or false), so a flag
+        and a TOML value that make the same mistake get the same sentence."""
+        if isinstance(value, str) and _base(self.hint) is not str:
+            read = self.from_text or (TEXT_READERS.get(_base(self.hint)) if text else None)
+            if read is not None:
+                try:
+                    value = read(value)
+                except ValueError:
+                    raise ValueError(_wrong(self.hint, value)) from None
         value = _read(self.hint, value)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             if self.minimum is not None and value < self.minimum:
@@ -88,10 +96,11 @@ class Param:
                 raise ValueError(f"must be at most {self.maximum:g}, got {_dumps(value)}")
         return value
 
-    def coerce(self, value: Any, where: str, table: str | None = None) -> Any:
-        """The value, decoded, or a BmnError naming `table.name` (or `name` for a top-level key)."""
+    def coerce(self, value: Any, where: str, table: str | None = None, text: bool = False) -> Any:
+        """The value, decoded (`text`: typed as text, a flag's), or a BmnError naming `table.name` (or `name`
+        for a top-level key)."""
         try:
-            return self.decode(value)
+            return self.decode(value, text)
         except ValueError as error:
             raise BmnError(f"{where}: {f'{table}.{self.name}' if table else self.name} {error}") from None
 
@@ -173,7 +182,8 @@ UNSAID = "bmn.unsaid"  # a field left out of its JSON form (and of a run's ident
 
 def key(default: Any, doc: str, *, unsaid: bool = False, **how) -> Any:
     """A config key, as a field of a typed value (a strategy's `Table`, the `Search`): its default and doc,
-    and its bounds (Param's minimum, maximum, from_text, result; a number's minimum is 1 unless said); its kind
+    and its bounds (Param's minimum, maximum, from_text, result, execution; a number's minimum is 1 unless said);
+    its kind
     is its annotation's. A list's default is given as a tuple (a frozen value). `unsaid`: a key added after runs
     were made, whose default computes what those runs did: at its default it is left out of the run's identity
     and of its shards' parameters, so those runs resume and their shard files stay theirs."""
@@ -216,24 +226,44 @@ def sizes(text: str) -> tuple[int, ...]:
     return tuple(int(x) for x in text.replace("/", ",").split(","))
 
 
+def number(text: str) -> int | float:
+    """A number as text ("5", "0.5", "1e3", "nan"), as TOML reads it: a whole number stays one."""
+    try:
+        return whole(text)
+    except ValueError:
+        return float(text)
+
+
+def truth(text: str) -> bool:
+    """true or false, as text."""
+    if text not in ("true", "false"):
+        raise ValueError(text)
+    return text == "true"
+
+
+# How a value typed as text (a flag's) is read, by the field's kind, where the field has no from_text of its own.
+TEXT_READERS: dict[type, Callable[[str], Any]] = {int: whole, float: number, bool: truth}
+
+
 @dataclass(frozen=True)
 class Search:
     """The search's own values that strategies plan from, each key declared here once (its default, doc and
-    bounds: the config reader's check, the key list and docs/strategies.md's rows come from it; the cluster's
-    SearchConfig adds the run's own keys). Plain values, so a notebook plans and plays any strategy's shards
-    from `kernels` alone."""
+    bounds: the config reader's check and its flag's `--help` come from it; the cluster's SearchConfig adds the
+    run's own keys). The optional keys' docs leave out which strategies read them (their flags' help names them,
+    from the strategies' `keys`). Plain values, so a notebook plans and plays any strategy's shards from `kernels`
+    alone."""
 
     deck: str = key("standard", "standard, camicia or VALUE:COUNT,...")
     players: int = key(2, "number of hands (equal split)", from_text=whole)
     split: tuple[int, ...] | None = key(None, "hand sizes, e.g. 26,26 (none: equal hands, or the strategy's own)",
                                         from_text=sizes)
     seed: int = key(1, "the seed of the random streams (64 bits)", minimum=0, maximum=2**64 - 1, from_text=whole)
-    deals: int = key(1_000_000, "deals (or states) to play in all, for the strategies that read it", from_text=whole)
+    deals: int = key(1_000_000, "deals (or states) to play in all", from_text=whole)
     shard_size: int = key(100_000, "deals per shard", from_text=whole)
     min_cards: int = key(1000, "keep finite games of at least this many cards", minimum=0, from_text=whole)
     min_tricks: int = key(0, "also keep finite games of at least this many tricks", minimum=0, from_text=whole)
-    range: str | None = key(None, "exhaustive: the rank range LO:HI (none: the whole deal space)")
-    deal: str | None = key(None, "ancestors: the deal (HAND/HAND) to search back from")
+    range: str | None = key(None, "the rank range LO:HI (none: the whole deal space)")
+    deal: str | None = key(None, "the deal (HAND/HAND) to search back from")
     # deals, extend: the deals file's deals, and how many (a run's config read back for its plan alone, whose
     # deals are not read, says it: filled by the cluster, never a config's key)
     input_deals: tuple[str, ...] = field(default=(), repr=False)

@@ -55,9 +55,7 @@ __all__ = ["BARREN_DRAWS", "FACTORY", "STRATEGY", "Beam", "CycleState", "Cycles"
            "Factory", "Player", "cycle_states", "run_cycles"]
 
 @dataclass(frozen=True, kw_only=True)
-class Factory(Table):
-    """How a beam grows cycles: the [cycles] keys but `beams` (what one shard computes with)."""
-
+class CyclesTable(Table):
     tries: int = key(20_000_000, "games a beam plays at most (children and seed states)")
     seed_plain: int = key(8, "plain cards of the seed deck", minimum=0)
     seed_penalty: int = key(2, "cards of each penalty value in the seed deck (at most the deck's)", minimum=0)
@@ -73,15 +71,20 @@ class Factory(Table):
                                   "`children` at the deck's size", minimum=0)
     variations: int = key(2_000, "swaps and moves tried around each target cycle found", minimum=0)
     max_states: int = key(2_000_000, "backward-play budget (ancestor states) per target cycle")
-
-
-@dataclass(frozen=True, kw_only=True)
-class CyclesTable(Factory):
     beams: int = key(256, "shards: independent beams, each with its own random stream")
 
 
+PLAN_ONLY = ("beams",)  # [cycles] keys that only plan (how many beams): no beam computes with them
+
+
 @dataclass(frozen=True, kw_only=True)
-class CyclesShard(ShardParams, keys_of(Factory)):
+class Factory(Table, keys_of(CyclesTable, but=PLAN_ONLY)):
+    """How a beam grows cycles: the [cycles] keys but `beams` (what one shard computes with), copied from the
+    table as a table of their own (what run_cycles and the beam take)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CyclesShard(ShardParams, keys_of(CyclesTable, but=PLAN_ONLY)):
     """One beam: the target deck's cycles grown from its random stream (seed, shard), with the factory's keys."""
 
     flattened: ClassVar[tuple[str, ...]] = ("params",)  # (earlier runs nested the factory's keys under "params")
