@@ -1,12 +1,14 @@
 """benchmarks/record_cost.py: the exponential tail's fit recovers a known tail within its intervals, its
-intervals cover as often as they say, its longest-game law matches simulation, and its prices are the README's
-arithmetic."""
+intervals cover as often as they say, its longest-game law matches simulation, its prices are the README's
+arithmetic, and the campaign config (configs/record.toml) states its cost by the same arithmetic."""
 
 from __future__ import annotations
 
 import importlib.util
 import math
+import re
 import sys
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -119,3 +121,15 @@ def test_the_report_prints_the_fit_and_the_price(capsys):
     assert deals in out
     assert "| longest | 3 |" in out and "the fit's check" in out  # the measured strategies, beside the fit
 
+
+def test_the_campaign_config_states_its_cost_by_the_same_arithmetic():
+    """configs/record.toml: a longest campaign on a cloud cluster, writing to S3, whose comment prices its
+    deals as Price does (core-hours at the README's 2 M deals a second a core, dollars at $0.04 a core-hour)."""
+    path = ROOT / "configs" / "record.toml"
+    config = tomllib.loads(path.read_text())
+    assert config["strategy"] == "longest" and config["out"].startswith("s3://") and config["workers"] == 0
+    hours = config["deals"] / rc.CPU_RATE / 3600
+    stated = re.search(r"([\d,]+) core-hours, \$([\d,]+)", path.read_text())
+    assert stated, "record.toml states its core-hours and dollars"
+    assert int(stated.group(1).replace(",", "")) == round(hours)
+    assert int(stated.group(2).replace(",", "")) == round(hours * rc.CORE_HOUR)
