@@ -1,5 +1,5 @@
 """What the record costs: the exponential tail of random games' lengths, fitted, and a game longer than
-8,344 cards priced (README.md, "What a search costs"; benchmarks/README.md, "What the record costs").
+8,344 cards priced (../README.md, "What a search costs"; benchmarks/README.md, "What the record costs").
 
     python benchmarks/record_cost.py [--deals N] [--seed S] [--shard-size M] [--lo L] [--hi H]
     python benchmarks/record_cost.py RUN [RUN ...] [--lo L] [--hi H]
