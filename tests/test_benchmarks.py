@@ -33,6 +33,7 @@ TINY = {
     "factory_reach": ([], ["0:8,1:2,2:2,3:2,4:2", "0.05", "tries=3000", "seed_states=500"], "beam 0:"),
     "longest_growth": (None, [], "strategy,seed,cpu_s,longest"),
     "longest_vs_random": (None, ["0.001", "1", "1000"], "longest longer than climb"),
+    "record_cost": ([], ["--deals", "20000", "--lo", "300"], "P(X > 8344) = "),
     "states_bias": (None, ["--seconds", "0.05", "--decks", "0:6,1:2,2:2"], "max_imbalance 1"),
     "states_speed": ([], ["2000", "0:6,1:2,2:2"], "0:6,1:2,2:2 deals: "),
 }

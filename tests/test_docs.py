@@ -69,11 +69,12 @@ def test_readme_is_a_manual_not_a_log():
 
 
 def test_benchmarks_are_figures_not_a_diary():
-    """benchmarks/README.md is a reference: about 300 lines (one more topic, the gene search, took it to 340 at
-    most), no session's story, no table row named by a commit (the history is git's and CHANGELOG.md's)."""
+    """benchmarks/README.md is a reference: about 300 lines (two more topics, the gene search and the record's
+    price, took it to 370 at most), no session's story, no table row named by a commit (the history is git's and
+    CHANGELOG.md's)."""
     text = (ROOT / "benchmarks" / "README.md").read_text()
     assert not re.search(r"\bsession\b", text, re.I)
-    assert len(text.splitlines()) <= 340, "benchmarks/README.md: the figures of today, the history in git log"
+    assert len(text.splitlines()) <= 370, "benchmarks/README.md: the figures of today, the history in git log"
     rows = [line for line in text.splitlines() if line.startswith("| ")]
     assert not [r for r in rows if re.search(r"\b[0-9a-f]{7,40}\b", r.split("|")[1]) and
                 re.search(r"[a-f]", r.split("|")[1])], "a table row named by a commit"
