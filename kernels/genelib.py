@@ -119,8 +119,9 @@ class Entry:
 
 def entry_of(comp: Comp, genes: Iterable[tuple[int, ...]], small, tail, *, choices: int, cpu_s: float,
              search: int = kg.VERSION, source: str = "") -> Entry:
-    """A library entry from a composition's genes (least phases, as cards)."""
-    found = sorted((Gene.of(tuple(g), tuple(small), tuple(tail)) for g in genes), key=lambda g: g.gene)
+    """A library entry from a composition's genes (least phases, as cards or written as hands)."""
+    found = sorted((Gene.of(parse_hand(g) if isinstance(g, str) else tuple(g), tuple(small), tuple(tail))
+                    for g in genes), key=lambda g: g.gene)
     return Entry(comp_text(comp), sum(comp), tuple(found), int(choices), round(float(cpu_s), 2), int(search),
                  source)
 
@@ -340,3 +341,164 @@ def one_per_gene_evidence(small, tail, pool: Comp, max_len: int, per_gene: int =
         n = int(np.sum(np.asarray(gene) == per_gene))
         counts[n] = counts.get(n, 0) + 1
     return counts
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The census's cycles, deck by deck (kept beside the library: SMALL_TAIL.cycles.jsonl)
+
+def cycles_path(small: str, tail: str) -> Path:
+    """The shipped file of the gadget's census cycles."""
+    return DATA / f"{small}_{tail}.cycles.jsonl"
+
+
+@dataclass(frozen=True)
+class CycleCount:
+    """A composition's cycles on a deck, each counted once, by its longest gene (the last of its multiset of
+    genes, in `order`, then the greater gene): for each of its genes that is, the cycles, those a balanced deal
+    enters and the balanced deals entering them. Present only when every cycle it ends was built."""
+
+    deck: str
+    composition: str
+    genes: dict[str, tuple[int, int, int]]  # gene -> (cycles, balanced cycles, balanced deals)
+    source: str = ""
+
+    @property
+    def length(self) -> int:
+        return sum(parse_comp(self.composition))
+
+    def totals(self) -> tuple[int, int, int]:
+        return tuple(sum(v[i] for v in self.genes.values()) for i in range(3))
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "genes": {g: list(v) for g, v in sorted(self.genes.items())}}
+
+    @classmethod
+    def from_json(cls, values: dict) -> CycleCount:
+        return cls(values["deck"], values["composition"], {g: tuple(v) for g, v in values["genes"].items()},
+                   values.get("source", ""))
+
+
+@dataclass(eq=False)
+class CycleCounts:
+    """The census's cycle counts of a gadget, by deck and composition."""
+
+    small: str
+    tail: str
+    records: dict[tuple[str, Comp], CycleCount] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, small: str, tail: str) -> CycleCounts:
+        path = Path(path)
+        out = cls(small, tail)
+        if not path.exists():
+            return out
+        try:
+            with open(path) as handle:
+                lines = [line for line in handle if line.strip()]
+            header = json.loads(lines[0]) if lines else {}
+            if header.get("format") != FORMAT or (header.get("small"), header.get("tail")) != (small, tail):
+                raise ValueError("its first line is not this gadget's header")
+            for line in lines[1:]:
+                record = CycleCount.from_json(json.loads(line))
+                out.records[(record.deck, parse_comp(record.composition))] = record
+        except (ValueError, KeyError, TypeError, IndexError) as error:
+            raise BmnError(f"{path} is not a file of census cycles: {error}") from None
+        return out
+
+    def save(self, path: str | os.PathLike) -> None:
+        path = Path(path)
+        header = {"format": FORMAT, "small": self.small, "tail": self.tail,
+                  "what": "bmn's census cycles: a composition of a deck a line, its genes' cycles (kernels/genelib.py)"}
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        with open(tmp, "w") as handle:
+            handle.write(json.dumps(header) + "\n")
+            for key in sorted(self.records, key=lambda k: (k[0], order(k[1]))):
+                handle.write(json.dumps(self.records[key].to_json()) + "\n")
+        os.replace(tmp, path)
+
+    def get(self, deck: str, comp: Comp) -> CycleCount | None:
+        return self.records.get((deck, _comp10(comp)))
+
+    def merge(self, records: Iterable[CycleCount]) -> list[str]:
+        """Add the records it lacks (a sentence each); a record that differs from one it holds is one sentence."""
+        added = []
+        for record in records:
+            key = (record.deck, parse_comp(record.composition))
+            held = self.records.get(key)
+            if held is not None:
+                if held.genes != record.genes:
+                    raise BmnError(f"the census cycles of {record.composition} ({record.deck}) differ from those "
+                                   f"held: {held.totals()} against {record.totals()} (cycles, balanced cycles, "
+                                   f"balanced deals)")
+                continue
+            self.records[key] = record
+            cycles, balanced_cycles, balanced = record.totals()
+            if cycles:
+                added.append(f"{record.composition}: {cycles} cycles ({balanced_cycles} balanced, {balanced} "
+                             f"balanced deals) on {record.deck}")
+        return added
+
+
+@lru_cache(maxsize=4)
+def shipped_cycles(small: str = "J-", tail: str = "-") -> CycleCounts:
+    return CycleCounts.load(cycles_path(small, tail), small, tail)
+
+
+@dataclass(frozen=True)
+class LengthRow:
+    """One row of the census by length (`census_rows`)."""
+
+    length: int
+    compositions: int  # of this many cards, one per_gene card each
+    worth: int  # those the census needs: all of them up to the complete lengths, then the worth-searching ones
+    searched: int  # those of `worth` the library holds
+    genes: int
+    cycles: int | None  # cycles whose longest gene has this length (None: not every `worth` one's are built)
+    balanced_cycles: int | None
+    balanced: int | None
+    cpu_s: float  # the searches' CPU-seconds, summed
+
+    @property
+    def complete(self) -> bool:
+        return self.searched == self.worth and self.cycles is not None
+
+
+def census_rows(census: Census, counts: CycleCounts, deck: str) -> list[LengthRow]:
+    """The census of a deck's gadget by gene length: compositions, worth searching, searched, genes, cycles (by
+    their longest gene), balanced ones, CPU."""
+    complete = census.complete_to()
+    rows = []
+    for length in census.lengths():
+        comps = census.compositions(length)
+        if not comps:
+            continue
+        needed = comps if length <= complete else [c for c in comps if census.verdict(c).worth]
+        entries = [census.library.get(c) for c in needed]
+        held = [e for e in entries if e is not None]
+        records = [counts.get(deck, c) for c in needed]
+        built = all(r is not None for r in records)
+        totals = [r.totals() for r in records if r is not None]
+        rows.append(LengthRow(length, len(comps), len(needed), len(held), sum(len(e.genes) for e in held),
+                              sum(t[0] for t in totals) if built else None,
+                              sum(t[1] for t in totals) if built else None,
+                              sum(t[2] for t in totals) if built else None,
+                              round(sum(e.cpu_s for e in held), 1)))
+    return rows
+
+
+def census_statement(rows: list[LengthRow], gadget: str, deck_name: str) -> str:
+    """The sentence the census supports: every cycle of the gadget on the deck whose genes have at most L cards,
+    L the longest length complete with every shorter one (its genes searched, its cycles built)."""
+    done = 0
+    for row in rows:
+        if not row.complete:
+            break
+        done = row.length
+    upto = [r for r in rows if r.length <= done]
+    cycles = sum(r.cycles for r in upto)
+    balanced_cycles = sum(r.balanced_cycles for r in upto)
+    balanced = sum(r.balanced for r in upto)
+    last = rows[-1].length if rows else 0
+    whole = " (the gadget's whole census)" if done >= last else ""
+    return (f"Every `{gadget}` cycle of the {deck_name} deck whose genes have at most {done} cards{whole}: "
+            f"{cycles:,} cycles, {balanced_cycles:,} entered by balanced deals, {balanced:,} balanced deals")

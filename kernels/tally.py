@@ -90,11 +90,11 @@ class GeneRow:
     orbit: int  # its phases
     phases: str  # every phase in the order the rounds turn it, the least first, space-separated
     small_max: int  # the most cards the small hand holds at a trick boundary of any phase's turn
-    source: str  # "search" (found by this run), "library" (the genes library's) or "multisets" (a census's short
-    #              genes, each counting the cycles whose longest gene it is)
     cycles: int  # distinct cycles it builds with the genes that fill the rest of the deck
     balanced_cycles: int  # those that a balanced deal enters
     balanced: int  # the balanced deals entering them
+    source: str  # "search" (found by this run), "library" (the genes library's) or "multisets" (a census's short
+    #              genes, each counting the cycles whose longest gene it is)
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -12,6 +12,8 @@ from ..runs.owned import own_tables
 from .catalogue import add_catalogue_option, say_contradictions
 from .query import FORMATS, cycles_report, format_table, own_report, query, top_games
 
+DEDICATED = ("genes",)  # own tables whose command is a module of its own (cluster/commands/genes.py)
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -49,6 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_cycles)
 
     for own in own_tables().values():  # a strategy's own table (the atlas): its command, of its name
+        if own.name in DEDICATED:
+            continue
         p = sub.add_parser(own.name, help=own.help, description=own.description)
         p.add_argument("runs", nargs="+", metavar="RUN")
         p.add_argument("--wide", action="store_true", help="every column")

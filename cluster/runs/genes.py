@@ -25,11 +25,13 @@ import os
 import posixpath
 import time
 from dataclasses import replace
+from typing import get_type_hints
 
 import pyarrow as pa
 
 from kernels.errors import BmnError
-from kernels.strategies.construct import SEARCH, ConstructShard, Gadget, composition_text
+from kernels.strategies.construct import SEARCH, ConstructShard, Gadget, composition_text, cut, to_search
+from kernels.tally import GeneRow
 
 from .owntable import OwnTable
 from .storage import RunStore
@@ -37,21 +39,12 @@ from .summary import ShardSummary
 
 GENES = "genes"
 
-GENES_SCHEMA = pa.schema([
-    ("gene", pa.string()),
-    ("composition", pa.string()),
-    ("length", pa.int64()),
-    ("orbit", pa.int64()),
-    ("phases", pa.string()),
-    ("small_max", pa.int64()),
-    ("cycles", pa.int64()),
-    ("balanced_cycles", pa.int64()),
-    ("balanced", pa.int64()),
-    ("source", pa.string()),
-    ("gadget", pa.string()),
-    ("deck", pa.string()),
-    ("shard", pa.int64()),
-])
+_ARROW = {int: pa.int64(), str: pa.string()}
+# The genes table's columns: a GeneRow's fields (kernels/tally.py, declared there once), then where it was reported.
+GENES_SCHEMA = pa.schema([(name, _ARROW[kind]) for name, kind in get_type_hints(GeneRow).items()]
+                         + [("gadget", pa.string()), ("deck", pa.string()), ("shard", pa.int64())])
+SUMMED = ("cycles", "balanced_cycles", "balanced")  # what shards add up for a gene (a census counts a short gene's
+# cycles over the shards of every multiset it ends)
 
 
 def gadget_name(params: ConstructShard) -> str:
@@ -59,7 +52,9 @@ def gadget_name(params: ConstructShard) -> str:
 
 
 def genes_table(summaries: dict[int, ShardSummary], games: pa.Table) -> pa.Table:
-    """One row per gene of the done shards' reports (the first shard's, where two report one), longest first."""
+    """One row per gene of the done shards' reports, longest first: the first shard's row, its cycles and
+    balanced deals summed over every shard that reports the gene (a long gene is reported by one shard; a census's
+    short gene by each shard holding a multiset it ends)."""
     rows: dict[tuple, dict] = {}
     for shard, summary in sorted(summaries.items()):
         if not summary.done or not isinstance(summary.params, ConstructShard):
@@ -69,6 +64,9 @@ def genes_table(summaries: dict[int, ShardSummary], games: pa.Table) -> pa.Table
             key = (params.deck, gadget_name(params), g.gene)
             if key not in rows:
                 rows[key] = {**g.to_json(), "gadget": gadget_name(params), "deck": params.deck, "shard": shard}
+            else:
+                for name in SUMMED:
+                    rows[key][name] += getattr(g, name)
     ordered = sorted(rows.values(), key=lambda r: (-r["length"], r["composition"], r["gene"]))
     return pa.Table.from_pylist(ordered, schema=GENES_SCHEMA)
 
@@ -118,28 +116,37 @@ def write_entry(library: RunStore, gadget: Gadget, comp, genes, *, shards: int, 
 
 
 def prepare(config, previous):
-    """The config a run plans from: a new long-gene run's `known` filled from the genes library (its
-    compositions searched to the end there); an existing run's (`previous`: its stored config) as it began."""
+    """The config a run plans from, its plan's computed part fixed when it starts: a new long-gene run's `known`
+    filled from the genes library (its compositions searched to their end there), and the layout of every long
+    composition it searches (Knuth's estimates, the frontier and its cut: kernels/strategies/construct.py `cut`);
+    an existing run's (`previous`: its stored config) as it began, so a resume never plans again."""
     table = config.table()
-    if not table.long_gene:
+    if not (table.long_gene or table.census):
         return config
     if previous is not None:
-        known = previous.table().known if previous.strategy == config.strategy else table.known
-        return replace(config, tables={**config.tables, config.strategy: replace(table, known=known)})
-    if table.known:
-        return config  # (the user's word)
+        if previous.strategy == config.strategy:
+            table = replace(table, known=previous.table().known, layout=previous.table().layout)
+        return replace(config, tables={**config.tables, config.strategy: table})
     gadget = Gadget(config.space().deck.spec(), table)
-    library = RunStore(library_uri(config.out, table.library))
-    known = []
-    for comp in gadget.long_compositions():
-        genes = read_library(library, gadget, comp)
-        if genes is not None:
-            known.append(f"{composition_text(comp)} = {' '.join(genes)}".rstrip())
-    if not known:
-        return config
-    print(f"bmn: {len(known)} of the long compositions are in the genes library {library.uri}, searched to their "
-          f"end: their genes are built with, not searched again", flush=True)
-    return replace(config, tables={**config.tables, config.strategy: replace(table, known=tuple(known))})
+    known = list(table.known)
+    if table.long_gene and not table.known:
+        library = RunStore(library_uri(config.out, table.library))
+        for comp in gadget.long_compositions():
+            genes = read_library(library, gadget, comp)
+            if genes is not None:
+                known.append(f"{composition_text(comp)} = {' '.join(genes)}".rstrip())
+        if known:
+            print(f"bmn: {len(known)} of the long compositions are in the genes library {library.uri}, searched to "
+                  f"their end: their genes are built with, not searched again", flush=True)
+    table = replace(table, known=tuple(known))
+    if not table.layout:
+        searched = to_search(Gadget(config.space().deck.spec(), table))
+        if len(searched) > 1:
+            print(f"bmn: planning the search of {len(searched)} long compositions (Knuth's estimates, the frontier "
+                  f"of each cut into shards of equal work): written into the run, so a resume plans as it began",
+                  flush=True)
+        table = replace(table, layout=tuple(cut(gadget, comp).text() for comp in searched))
+    return replace(config, tables={**config.tables, config.strategy: table})
 
 
 def publish(genes: pa.Table, summaries: dict[int, ShardSummary], plan) -> list[str]:

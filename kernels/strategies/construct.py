@@ -233,6 +233,13 @@ class Gadget:
             out[parse_composition(lay.composition, f"{where}: construct.layout")] = lay
         return out
 
+    def built(self) -> set[tuple[int, ...]]:
+        """The compositions whose census cycles on this deck the census cycles shipped with bmn hold."""
+        t = self.table
+        counts = gl.shipped_cycles(t.small, t.tail)
+        spec = self.deck.spec()
+        return {comp for deck, comp in counts.records if deck == spec}
+
     def census(self) -> gl.Census:
         """The census of this gadget on this deck, against the shipped library (one sentence where there is none)."""
         lib = self.shipped()
@@ -559,7 +566,7 @@ def cut(g: Gadget, comp) -> Layout:
     equal work by Knuth's estimate of each node's subtree."""
     choices, depth, shards = layout(g.small, g.tail, tuple(comp), g.table.lookahead, g.table.shard_choices)
     if shards == 1:
-        return Layout(composition_text(comp), choices, 0, (("",),))
+        return Layout(composition_text(comp), float(choices), 0, (("",),))
     nodes = kg.frontier(g.small, g.tail, tuple(comp), depth, k=g.table.lookahead)
     work = [1.0 + kg.estimate(g.small, g.tail, tuple(comp), prefix=node, k=g.table.lookahead,
                               probes=NODE_PROBES)[0] for node in nodes]
@@ -571,7 +578,7 @@ def cut(g: Gadget, comp) -> Layout:
             runs.append(tuple(run))
             run = []
     runs.append(tuple(run))
-    return Layout(composition_text(comp), choices, depth, tuple(r for r in runs if r))
+    return Layout(composition_text(comp), float(choices), depth, tuple(r for r in runs if r))
 
 
 def long_plan(g: Gadget, comps=None, known=None) -> list[dict]:
@@ -605,16 +612,31 @@ def left_out(g: Gadget) -> list[tuple[int, ...]]:
                                                             g.table.shard_choices)[0]) > g.table.max_choices]
 
 
+def to_search(g: Gadget) -> list[tuple[int, ...]]:
+    """The long compositions a long-gene or census plan searches (not known to the table or the shipped library),
+    in order."""
+    if g.table.census:
+        lib = g.shipped()
+        return [v.comp for v in g.census().long_verdicts() if v.worth and lib.get(v.comp) is None]
+    known = g.known()
+    return [c for c in g.long_compositions() if c not in known]
+
+
 def census_plan(g: Gadget) -> list[dict]:
     """A census's shards (ConstructTable.census), as ConstructShard's fields: every multiset of the compositions the
     shipped library holds complete (each first composition's shard), then every worth-searching longer composition
-    the library holds (a shard a gene), then the searches of those it lacks, cheapest first."""
+    the library holds (a shard a gene), then the searches of those it lacks, cheapest first. What the census
+    cycles shipped with bmn already hold is not built again: the multisets when every composition they end is
+    there, a long composition when it is."""
     complete = g.complete_to()
     census = g.census()
     lib = g.shipped()
-    out = [dict(first=first, exact=False, kind=MULTISETS, max_piece=complete) for first in g.firsts()
-           if sum(first) <= complete]
-    worth = [v.comp for v in census.long_verdicts() if v.worth]
+    built = g.built()
+    out = []
+    if not all(c in built for length in range(1, complete + 1) for c in census.compositions(length)):
+        out = [dict(first=first, exact=False, kind=MULTISETS, max_piece=complete) for first in g.firsts()
+               if sum(first) <= complete]
+    worth = [v.comp for v in census.long_verdicts() if v.worth and v.comp not in built]
     known = {c: lib.genes(c) for c in worth if lib.get(c) is not None}
     return out + [{**shard, "max_piece": complete} for shard in long_plan(g, worth, known)]
 
