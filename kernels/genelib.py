@@ -407,6 +407,7 @@ class CycleCounts:
 
     def save(self, path: str | os.PathLike) -> None:
         path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
         header = {"format": FORMAT, "small": self.small, "tail": self.tail,
                   "what": "bmn's census cycles: a composition of a deck a line, its genes' cycles (kernels/genelib.py)"}
         tmp = path.with_suffix(path.suffix + ".tmp")
@@ -419,8 +420,9 @@ class CycleCounts:
     def get(self, deck: str, comp: Comp) -> CycleCount | None:
         return self.records.get((deck, _comp10(comp)))
 
-    def merge(self, records: Iterable[CycleCount]) -> list[str]:
-        """Add the records it lacks (a sentence each); a record that differs from one it holds is one sentence."""
+    def merge(self, records: Iterable[CycleCount]) -> list[CycleCount]:
+        """Add the records it lacks (those are returned); a record that differs from one it holds is one
+        sentence."""
         added = []
         for record in records:
             key = (record.deck, parse_comp(record.composition))
@@ -432,10 +434,7 @@ class CycleCounts:
                                    f"balanced deals)")
                 continue
             self.records[key] = record
-            cycles, balanced_cycles, balanced = record.totals()
-            if cycles:
-                added.append(f"{record.composition}: {cycles} cycles ({balanced_cycles} balanced, {balanced} "
-                             f"balanced deals) on {record.deck}")
+            added.append(record)
         return added
 
 
@@ -475,7 +474,9 @@ def census_rows(census: Census, counts: CycleCounts, deck: str) -> list[LengthRo
         needed = comps if length <= complete else [c for c in comps if census.verdict(c).worth]
         entries = [census.library.get(c) for c in needed]
         held = [e for e in entries if e is not None]
-        records = [counts.get(deck, c) for c in needed]
+        # (a composition with no genes builds no cycle: its count needs no record)
+        records = [counts.get(deck, c) or (CycleCount(deck, comp_text(c), {}) if e is not None and not e.genes
+                                           else None) for c, e in zip(needed, entries)]
         built = all(r is not None for r in records)
         totals = [r.totals() for r in records if r is not None]
         rows.append(LengthRow(length, len(comps), len(needed), len(held), sum(len(e.genes) for e in held),

@@ -39,6 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                       "searching, searched), genes, cycles whose longest gene has that length, balanced cycles and "
                       "deals, CPU; then the sentence the census supports")
     p.add_argument("--deck", default="standard", help="the deck of the census (default standard)")
+    p.add_argument("--into", metavar="DIR", help="(merge) the folder whose library and census cycles files to add "
+                   "to (default: those shipped with bmn, kernels/data/genes)")
     p.add_argument("--wide", action="store_true", help="(runs) every column")
     p.add_argument("--format", default="table", choices=FORMATS)
     p.set_defaults(handler=cmd_genes)
@@ -49,7 +51,7 @@ def cmd_genes(args) -> int:
     if args.args[:1] == ["merge"]:
         if len(args.args) != 2 or shipped:
             raise BmnError("bmn genes merge takes one run: bmn genes merge RUN")
-        for sentence in harvest.merge(args.args[1]):
+        for sentence in harvest.merge(args.args[1], args.into):
             print(sentence)
         return 0
     if shipped:

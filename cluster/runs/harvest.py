@@ -6,6 +6,7 @@ fingerprint); a composition or a class of cycles some of whose shards are missin
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 
 from kernels import genelib as gl
 from kernels.errors import BmnError
@@ -74,27 +75,29 @@ def _record(deck: str, comp, rows, out: str) -> gl.CycleCount:
                          f"bmn run {out}")
 
 
-def merge(uri: str, library_file=None, cycles_file=None) -> list[str]:
-    """Add a run's harvest to the genes library and the census cycles (the shipped files unless given): a sentence
-    for each thing added, and where it was written."""
+def merge(uri: str, into: str | None = None) -> list[str]:
+    """Add a run's harvest to the genes library and the census cycles of its gadget (the files shipped with bmn, or
+    those of the folder `into`): a sentence for each thing added, and where it was written."""
     entries, records = harvest(uri)
-    store = existing_run(uri)
-    table = stored_config(store).table()
+    table = stored_config(existing_run(uri)).table()
     small, tail = table.small, table.tail
-    library_file = library_file or gl.library_path(small, tail)
-    cycles_file = cycles_file or gl.cycles_path(small, tail)
+    library_file, cycles_file = gl.library_path(small, tail), gl.cycles_path(small, tail)
+    if into is not None:
+        library_file, cycles_file = (Path(into) / path.name for path in (library_file, cycles_file))
     library = gl.Library.load(library_file, small, tail)
     said = library.merge(entries)
     if said:
         library.save(library_file)
     counts = gl.CycleCounts.load(cycles_file, small, tail)
     added = counts.merge(records)
-    if added or (records and not gl.Path(cycles_file).exists()):
+    if added:
         counts.save(cycles_file)
-    out = [f"library {library_file}: {text}" for text in said] + [f"census cycles {cycles_file}: {text}"
-                                                                   for text in added]
+    out = [f"library {library_file}: {text}" for text in said]
+    for record in added:
+        cycles, balanced_cycles, balanced = record.totals()
+        if cycles:
+            out.append(f"census cycles {cycles_file}: {record.composition} on {record.deck}: {cycles:,} cycles "
+                       f"({balanced_cycles:,} entered by balanced deals, {balanced:,} balanced deals)")
     out.append(f"{uri}: {len(entries)} composition(s) searched to their end ({len(said)} new to the library), "
-               f"{len(records)} composition(s) whose census cycles are all built ({len(added)} with cycles new to "
-               f"the census cycles)")
+               f"{len(records)} whose census cycles are all built ({len(added)} new to the census cycles)")
     return out
-
