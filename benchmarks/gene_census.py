@@ -3,7 +3,9 @@
     python benchmarks/gene_census.py 14 24                      # lengths 14..24 of the standard deck's J- gadget
     python benchmarks/gene_census.py 26 26 --out benchmarks/gene_census.csv
     python benchmarks/gene_census.py --estimate 24 40           # Knuth's estimate of each length's cost only
-    python benchmarks/gene_census.py 24 26 --library runs/genes # and each composition into the genes library
+    python benchmarks/gene_census.py 24 26 --library runs/genes # and each composition into a run's genes library
+    python benchmarks/gene_census.py --worth 27 32              # the census's worth-searching compositions, into
+                                                                # the library shipped with bmn (kernels/data/genes)
 
 For each length L, every composition of L cards holding exactly one J (the gadget's `per_gene`) that the deck
 leaves beside the small hand and the tail (34 plain, 3 J, 4 Q, 4 K, 4 A for `J-` and `-` on the standard deck),
@@ -11,7 +13,11 @@ searched exactly by kernels/genes.py (lookahead 3, the bounds on what S gives ba
 one CSV row per composition to --out (a length already there is skipped: the census resumes) and prints a row per
 length: compositions, genes and gene orbits by orbit length, the largest small hand any gene's turn reaches, the
 CPU-seconds, and the choices made beside Knuth's estimate of the choices of the plain search (lookahead 1, no
-bounds) over the same compositions. With --estimate, only the estimates, pruned and plain, for each length.
+bounds) over the same compositions. With --estimate, only the estimates, pruned and plain, for each length, and
+those of the compositions the census says are worth searching (kernels/genelib.py). With --worth, every composition
+of those lengths worth searching that the shipped library lacks, searched to its end, cheapest first by Knuth's
+estimate, each added to the shipped library (kernels/data/genes/J-_-.jsonl) as it ends: stop it when you like and
+run it again; commit the file.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cluster.runs.genes import write_entry  # noqa: E402
 from cluster.runs.storage import RunStore  # noqa: E402
+from kernels import genelib as gl  # noqa: E402
 from kernels import genes as kg  # noqa: E402
 from kernels.notation import format_hand, parse_hand  # noqa: E402
 from kernels.strategies.construct import ConstructTable, Gadget, compositions_of  # noqa: E402
@@ -55,6 +62,38 @@ def most_small(gene, small) -> int:
     return max(kg.turn_sizes(phase, small) for phase in gene)
 
 
+def worth_of(gadget: Gadget, comps) -> set:
+    """Those of `comps` (5 values) the census of the gadget says are worth searching (all, up to its complete
+    lengths)."""
+    census = gadget.census()
+    return {c for c in comps if sum(c) <= census.complete_to() or census.verdict(c + (0,) * 5).worth}
+
+
+def search_worth(deck: str, small: str, tail: str, first: int, last: int) -> int:
+    """Every worth-searching composition of first..last cards the shipped library lacks, searched to its end,
+    cheapest first, each added to the shipped library as it ends."""
+    gadget = Gadget(deck, ConstructTable(small=small, tail=tail, census=True))
+    census = gadget.census()
+    path = gl.library_path(small, tail)
+    todo = []
+    for length in range(first, last + 1):
+        for comp in census.compositions(length):
+            if census.library.get(comp) is None and census.verdict(comp).worth:
+                todo.append((kg.estimate(gadget.small, gadget.tail, comp, probes=PROBES, seed=7)[0], comp))
+    print(f"{len(todo)} worth-searching compositions of {first}-{last} cards to search", flush=True)
+    for guess, comp in sorted(todo):
+        start = time.process_time()
+        found, counters = kg.genes_of(gadget.small, gadget.tail, comp)
+        spent = time.process_time() - start
+        library = gl.Library.load(path, small, tail)  # (read again: another process may have added to it)
+        library.merge([gl.entry_of(comp, found, gadget.small, gadget.tail, choices=int(counters[kg.CHOICES]),
+                                   cpu_s=spent, source=f"python benchmarks/gene_census.py --worth {first} {last}")])
+        library.save(path)
+        print(f"{gl.comp_text(comp)} ({sum(comp)} cards): {len(found)} genes, {counters[kg.CHOICES]:.3g} choices "
+              f"(estimate {guess:.3g}), {spent:.1f} CPU-s", flush=True)
+    return 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("first", type=int)
@@ -64,10 +103,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--tail", default="-")
     parser.add_argument("--out", default=None, help="a CSV file to append each composition's row to")
     parser.add_argument("--estimate", action="store_true", help="Knuth's estimates only, pruned and plain")
+    parser.add_argument("--worth", action="store_true", help="search the worth-searching compositions the shipped "
+                        "library lacks into it")
     parser.add_argument("--library", default=None, help="a genes library (cluster/runs/genes.py) to add each "
                         "composition "
                         "searched to: construct runs then build its cycles without searching it again")
     args = parser.parse_args(argv)
+    if args.worth:
+        return search_worth(args.deck, args.small, args.tail, args.first, args.last)
     small = np.array(parse_hand(args.small), np.uint8)
     tail = np.array(parse_hand(args.tail), np.uint8)
     gadget = Gadget(args.deck, ConstructTable(small=args.small, tail=args.tail))
@@ -83,8 +126,11 @@ def main(argv: list[str]) -> int:
         comps = compositions(args.deck, args.small, args.tail, length)
         plain = sum(estimate(c, small, tail, 1, False) for c in comps)
         if args.estimate:
-            pruned = sum(estimate(c, small, tail, 3, True) for c in comps)
-            print(f"| {length} | {len(comps)} | - | - | - | {pruned:.3g} (estimate) | {plain:.3g} |", flush=True)
+            pruned = [estimate(c, small, tail, 3, True) for c in comps]
+            worth = worth_of(gadget, comps)
+            kept = sum(e for c, e in zip(comps, pruned) if c in worth)
+            print(f"| {length} | {len(comps)} | - | - | - | {sum(pruned):.3g} (estimate; worth searching: "
+                  f"{len(worth)}, {kept:.3g}) | {plain:.3g} |", flush=True)
             continue
         if length in done:
             continue

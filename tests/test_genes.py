@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from itertools import product
 
 import numpy as np
@@ -38,7 +39,7 @@ SMALL_DECK, SMALL_LONG = "0:13,1:3,3:1,4:3", "0:9,1:1,3:1,4:3"
 
 
 def search(pool, max_len, exact, **how):
-    return set(kg.walk(kg.SEARCH, J_, T_, pool, max_len, exact, **how)[0])
+    return set(kg.walk(kg.GENES, J_, T_, pool, max_len, exact, **how)[0])
 
 
 @pytest.mark.parametrize("k, least, bounds", [(1, False, False), (1, True, True), (2, False, True), (3, True, False),
@@ -103,7 +104,7 @@ def test_knuths_estimate_is_deterministic_and_near_the_searchs_choices():
 
 def test_the_bounds_and_the_lookahead_cut_the_plain_search_down():
     comp = (17, 1, 3, 2, 0)
-    plain = kg.walk(kg.SEARCH, J_, T_, comp, sum(comp), True, k=1, least=False, bounds=False)[1][kg.CHOICES]
+    plain = kg.walk(kg.GENES, J_, T_, comp, sum(comp), True, k=1, least=False, bounds=False)[1][kg.CHOICES]
     pruned = kg.genes_of(J_, T_, comp)[1][kg.CHOICES]
     assert pruned * 5 < plain
 
@@ -350,3 +351,73 @@ def test_the_atlas_census_by_length_is_the_census_files():
                 str(max(int(r["most_small"]) for r in rs)) if any(int(r["genes"]) for r in rs) else "-")
             for n, rs in by_length.items()}
     assert shown == made
+
+
+# -- a long-gene run's plan, fixed when it starts --------------------------------------------------------------
+
+def test_a_resume_plans_as_the_run_began_whatever_the_estimator_says_now(ray_address, tmp_path, monkeypatch):
+    """A long-gene run's plan (each composition's estimate, frontier depth and cut) is written into the run when it
+    starts: a resume under another estimator (other probes) finishes the same shards, sets no file aside, and
+    the tables are an uninterrupted run's."""
+    from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of
+
+    from cluster.loop.coordinator import run_search
+    from cluster.runs.plan import Plan
+    from cluster.runs.runmeta import read_run_config
+    from kernels.strategies import construct
+
+    values = dict(strategy="construct", deck=SMALL_DECK, workers=2, address=ray_address,
+                  construct={"long_gene": ["14"], "max_states": 100_000, "shard_choices": 200})
+    first = run_search(make_config(tmp_path / "run", time_limit=0.01, **values))
+    assert first.state == "time limit" and 0 < first.shards_done
+    stored = read_run_config(str(tmp_path / "run"))
+    assert len(stored.table().layout) == 5  # (the five compositions of 14 cards, each cut)
+    monkeypatch.setattr(construct, "PLAN_PROBES", 37)
+    monkeypatch.setattr(construct, "NODE_PROBES", 3)
+    construct.layout.cache_clear()
+    fresh = Plan(make_config(tmp_path / "other", **values))
+    planned = Plan(stored)
+    assert [fresh.shard(k).params for k in range(fresh.count)] != \
+        [planned.shard(k).params for k in range(planned.count)]  # (the estimator now cuts otherwise)
+    resumed = run_search(replace(stored, time_limit=0.0), resume=True)
+    assert resumed.state == "finished" and resumed.shards_done == planned.count
+    assert not any(p.name in ("foreign", "damaged") for p in (tmp_path / "run").iterdir())
+    monkeypatch.undo()
+    construct.layout.cache_clear()
+    assert_same_tables(tables_of(tmp_path / "run"), direct_tables(stored))
+
+
+# -- bounds: every buffer sized by one rule, at the longest gene a cycle holds -----------------------------------
+
+def test_the_buffers_hold_the_longest_gene_a_cycle_can_hold():
+    """43 cards (the standard deck's 49 for genes, less the two shortest genes): pieces of its penalty-richest
+    composition played whole and searched in every mode. Under NUMBA_BOUNDSCHECK=1 (.ci/run runs these tests so)
+    an index past a buffer's end raises, where without it memory would be overwritten unseen."""
+    import os
+
+    from numba import njit
+
+    if os.environ.get("NUMBA_BOUNDSCHECK") == "1":  # the check is really on: an overrun raises
+        @njit(boundscheck=False)
+        def past(a, i):
+            return a[i]
+        with pytest.raises(IndexError):
+            past(np.zeros(3, np.int64), 3)
+    comp = (30, 1, 4, 4, 4)
+    rng = random.Random(43)
+    cards = [0] * 29 + [2] * 4 + [3] * 4 + [4] * 4  # (with the tail's plain card and the J that ends it)
+    for shape in range(60):
+        rest = cards[:]
+        rng.shuffle(rest)
+        if shape % 3 == 0:  # the aces first: the most cards the small hand plays
+            rest.sort(key=lambda c: -c)
+        piece = tuple([0] + rest + [1])
+        assert kc.comp_of(piece)[:5] == comp
+        size = kg.turn_sizes(piece, J_)
+        assert 0 < size <= 2 + 10 * 43
+        kg.orbit_length(np.asarray(piece, np.uint8), 43, np.asarray(J_, np.uint8), np.asarray(T_, np.uint8), 64)
+    estimate, live = kg.estimate(J_, T_, comp, probes=200)
+    assert estimate > 0 and len(live) == 44
+    assert kg.frontier(J_, T_, comp, 6)
+    found, counters = kg.genes_of(J_, T_, comp, max_nodes=300_000)
+    assert counters[kg.TRUNCATED] == 1 and found == []

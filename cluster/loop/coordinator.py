@@ -100,6 +100,7 @@ class Coordinator:
         self.recorder = Recorder(store, self.files, Audits(config.audit, config.fingerprint()), self.counts,
                                  self.pool, self.progress.say)
         self.waiting_for_cpus = False
+        self.meter = None  # where a plan of unequal shards stands (its WorkMeter), once the run is open
         self.t0 = 0.0
         self._last_scale = 0.0
         self.progress_file = ProgressFile(store, self._figures)
@@ -108,6 +109,7 @@ class Coordinator:
     def run(self) -> RunReport:
         self.t0 = time.time()
         finished = self._open()
+        self.meter = self.plan.shards.meter(finished) if self.plan.shards.meter else None
         if not self.has_work():
             return self._end(End(Stop.FINISHED))
         deadline = self.t0 + self.config.time_limit if self.config.time_limit else None
@@ -159,6 +161,8 @@ class Coordinator:
             return End(ended)
         for played in self.pool.wait(course.wait_s(time.time())):
             self.recorder.record(played)
+            if self.meter is not None and played.done:
+                self.meter.done(played.shard.id, sum(row.choices for row in played.figures.search_rows))
         self._read_pool()
         if self.health.problem():
             return End(Stop.CLUSTER_LOST)
@@ -168,8 +172,10 @@ class Coordinator:
             return End(Stop.FAILED, write_failure(self.store, PROGRESS_JSON, self.progress_file.error,
                                                    self.counts.run.done))
         self.snapshot = t = self.counts.snapshot()
-        self.progress.update(t.done, t.session_deals, t.longest_cards, t.cycles, t.failed,
-                             self.pool_report.first_dispatch, note=self._waiting())
+        since = self.pool_report.first_dispatch
+        work = "" if self.meter is None or since is None else self.meter.status(time.time() - since)
+        self.progress.update(t.done, t.session_deals, t.longest_cards, t.cycles, t.failed, since,
+                             note=self._waiting(), work=work)
         return None
 
     def _close(self, stop: Stop) -> BmnError | None:

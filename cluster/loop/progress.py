@@ -50,13 +50,18 @@ class ProgressView:
             print(f"shards {done:,}/{total:,}: {_WARMING}", file=sys.stderr, flush=True)
 
     def update(self, done: int, session_deals: int, longest: int, cycles: int, failed: int,
-               working_since: float | None, note: str = "") -> None:
+               working_since: float | None, note: str = "", work: str = "") -> None:
+        """`work`: where a plan of unequal shards stands, its own rate and ETA (a strategy's WorkMeter), said in
+        place of the deals a second and the ETA by shards."""
         if not self.enabled:
             return
         if note and working_since is None:
             status = note
         elif working_since is None:
             status = _WARMING
+        elif work:
+            status = work + f"  cycles [bold]{cycles}[/]" + (f"  [red]failed {failed}[/]" if failed else "") \
+                + (f"  ({note})" if note else "")
         else:
             elapsed = max(1e-9, time.time() - working_since)
             rate = session_deals / elapsed

@@ -1,15 +1,10 @@
-"""The genes table and the genes library: construct's long genes (kernels/strategies/construct.py).
+"""The genes table and the genes library of a run: construct's long genes and census (kernels/strategies/construct.py).
 
-The genes table: one row per gene a long-gene run found (or took from the library) and built cycles with,
-from its shards' reports alone (the same whatever the workers or the order shards finished in):
-
-    gene, composition, length   its least phase (as a hand), its cards (VALUE:COUNT,...), how many
-    orbit, phases               its phases, and each of them in the order the rounds turn it
-    small_max                   the most cards the small hand holds at a trick boundary of any phase's turn
-    cycles                      distinct cycles it builds with the genes that fill the rest of the deck
-    balanced_cycles, balanced   those a balanced deal enters, and the balanced deals entering them
-    source                      "search" (this run's) or "library"
-    gadget, deck, shard         the small hand and tail ("J- / -"), the deck, the shard that reported it
+The genes table: one row per gene a long-gene or census run found, took from a library or built cycles with, from
+its shards' reports alone (the same whatever the workers or the order shards finished in): a GeneRow's fields
+(kernels/tally.py, where each column is declared and said), then the gadget ("J- / -"), the deck and the first
+shard that reported it. A census's short genes are reported by every shard holding a multiset they end: their
+cycles are summed.
 
 The genes library: a folder (or s3:// URI) of one JSON file per long composition searched to its end, by gadget
 (`J-_-/0:23,1:1,2:4,3:3,4:1.json`: its genes' least phases, the search's shards and their seconds). When a
@@ -167,18 +162,20 @@ def publish(genes: pa.Table, summaries: dict[int, ShardSummary], plan) -> list[s
         if row["source"] == SEARCH:
             by_comp.setdefault(row["composition"], []).append(row["gene"])
     library = RunStore(library_uri(config.out, table.library))
-    added = []
+    added, genes_added = 0, 0
     for comp, ids in shards.items():
         if not all(k in summaries and summaries[k].done for k in ids):
             continue
         text = composition_text(comp)
-        if not write_entry(library, gadget, comp, by_comp.get(text, []), shards=len(ids), run=config.out,
-                           seconds=sum(summaries[k].figures.elapsed_s for k in ids)):
-            continue
-        found = len(by_comp.get(text, []))
-        added.append(f"{text} searched to its end: {found} gene{'' if found == 1 else 's'} added to the genes library "
-                     f"{library.uri}")
-    return added
+        if write_entry(library, gadget, comp, by_comp.get(text, []), shards=len(ids), run=config.out,
+                       seconds=sum(summaries[k].figures.elapsed_s for k in ids)):
+            added += 1
+            genes_added += len(by_comp.get(text, []))
+    if not added:
+        return []
+    return [f"{added} long composition{'' if added == 1 else 's'} searched to {'its' if added == 1 else 'their'} end "
+            f"added to the genes library {library.uri}, with {genes_added} gene{'' if genes_added == 1 else 's'} "
+            f"(bmn genes {config.out} lists them; bmn genes merge {config.out} adds them to bmn's own)"]
 
 
 TABLE = OwnTable(
@@ -186,8 +183,7 @@ TABLE = OwnTable(
     key=("deck", "gadget", "gene"),
     timings=("shard",),
     order="length DESC, composition, gene",
-    columns=("gene", "composition", "length", "orbit", "small_max", "cycles", "balanced_cycles", "balanced",
-             "source"),
+    columns=tuple(name for name in GENES_SCHEMA.names if name not in ("phases", "gadget", "deck", "shard")),
     help="the genes of construct's long-gene runs: one row per gene",
     description="One row per gene that construct's long-gene runs (--long-gene) found or took from the genes library: "
                 "its least phase, composition, orbit and phases, the most cards the small hand holds in its turn, "

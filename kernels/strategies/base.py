@@ -442,16 +442,29 @@ class Shard:
 
 class ShardPlan:
     """A search cut into shards: how many, and shard k made on demand (a plan over the 6.5e20 deals of the
-    standard deck is never listed)."""
+    standard deck is never listed). `meter`, where the shards' work is unequal and known ahead (construct's gene
+    searches): given the shards already done, what counts the work for the progress display (`WorkMeter`)."""
 
-    def __init__(self, count: int, make: Callable[[int], Shard]):
+    def __init__(self, count: int, make: Callable[[int], Shard], meter: Callable[[set[int]], WorkMeter] | None = None):
         self.count = count
         self._make = make
+        self.meter = meter
 
     def shard(self, k: int) -> Shard:
         if not 0 <= k < self.count:
             raise IndexError(k)
         return self._make(k)
+
+
+class WorkMeter:
+    """The progress of a plan whose shards do unequal work known ahead: told each shard done (with the choices it
+    made, where it counts them), it says where the run stands (its own units, rate and ETA)."""
+
+    def done(self, k: int, choices: int) -> None:
+        raise NotImplementedError
+
+    def status(self, elapsed_s: float) -> str:
+        raise NotImplementedError
 
 
 # The warm-up groups (`make test` and configs/warm_kernels.py --group): the sweep's kernels and backward

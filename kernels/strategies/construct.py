@@ -44,6 +44,7 @@ import json
 import math
 import time
 from dataclasses import dataclass
+from enum import Enum
 from functools import lru_cache
 from typing import ClassVar
 
@@ -59,7 +60,7 @@ from ..errors import BmnError
 from ..notation import format_deal, format_hand, parse_hand
 from ..play import play
 from ..tally import Candidate, CycleRow, GeneRow, SearchRow, ShardResult
-from .base import EverySplit, Example, Shard, ShardParams, ShardPlan, Table, key, keys_of, unsaid
+from .base import EverySplit, Example, Shard, ShardParams, ShardPlan, Table, WorkMeter, key, keys_of, unsaid
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,7 +98,15 @@ class ConstructTable(Table):
                               "searched or built; the others skipped with their reason", unsaid=True)
 
 
-MULTISETS, SEARCH, LIBRARY = "multisets", "search", "library"  # what a shard does
+class Kind(str, Enum):
+    """What a construct shard does, as its `kind` and the genes table's `source` write it."""
+
+    MULTISETS = "multisets"  # build every multiset of gene compositions beginning with one (genes from libraries)
+    SEARCH = "search"  # search part of a long composition's genes, and build the cycles of each gene found
+    LIBRARY = "library"  # build the cycles of a long composition's gene that a library holds
+
+
+MULTISETS, SEARCH, LIBRARY = Kind.MULTISETS.value, Kind.SEARCH.value, Kind.LIBRARY.value
 PLAN_ONLY = ("known", "library", "layout")  # [construct] keys that only plan: no shard computes with them
 GENE_SEARCH = kg.VERSION  # the gene search this bmn runs (ConstructShard.search)
 
@@ -641,6 +650,52 @@ def census_plan(g: Gadget) -> list[dict]:
     return out + [{**shard, "max_piece": complete} for shard in long_plan(g, worth, known)]
 
 
+class GeneMeter(WorkMeter):
+    """The progress of a long-gene or census plan: its compositions searched to their end (of those it searches),
+    the searches' choices a second, its other shards (built from known genes) done, and an ETA from the remaining
+    estimated choices and build shards at this session's rates."""
+
+    def __init__(self, shards: list[dict], estimates: dict[str, float], finished: set[int]):
+        self.search: dict[int, tuple[str, float]] = {}  # search shard -> (its composition, its estimated choices)
+        for k, s in enumerate(shards):
+            if s["kind"] == SEARCH:
+                text = composition_text(s["first"])
+                self.search[k] = (text, estimates.get(text, 0.0) / max(1, s["parts"]))
+        self.builds = len(shards) - len(self.search)
+        self.left: dict[str, int] = {}  # a composition's search shards not done
+        for k, (text, _) in self.search.items():
+            self.left[text] = self.left.get(text, 0) + (k not in finished)
+        self.builds_done = sum(1 for k in finished if k not in self.search)
+        self.work_left = sum(w for k, (_, w) in self.search.items() if k not in finished)
+        self.choices = self.session_builds = 0
+
+    def done(self, k: int, choices: int) -> None:
+        if k in self.search:
+            text, work = self.search[k]
+            self.left[text] -= 1
+            self.work_left -= work
+            self.choices += choices
+        else:
+            self.builds_done += 1
+            self.session_builds += 1
+
+    def status(self, elapsed_s: float) -> str:
+        searched = sum(1 for n in self.left.values() if n == 0)
+        rate = self.choices / elapsed_s if elapsed_s > 0 else 0.0
+        build_rate = self.session_builds / elapsed_s if elapsed_s > 0 else 0.0
+        builds_left = self.builds - self.builds_done
+        eta = (max(0.0, self.work_left) / rate if rate else (0.0 if self.work_left <= 0 else None),
+               builds_left / build_rate if build_rate else (0.0 if not builds_left else None))
+        when = "?" if None in eta else _duration(sum(eta))
+        return (f"compositions {searched:,}/{len(self.left):,} searched  {rate / 1e6:.1f}M choices/s  built "
+                f"{self.builds_done:,}/{self.builds:,}  ETA {when} (estimated choices)")
+
+
+def _duration(seconds: float) -> str:
+    h, rem = divmod(int(seconds), 3600)
+    return f"{h}:{rem // 60:02d}:{rem % 60:02d}"
+
+
 class Construct(EverySplit):
     name = "construct"
     summary = ("cycles built, not waited for: every multiset of genes of a small-hand gadget (pieces of the big hand "
@@ -692,8 +747,10 @@ class Construct(EverySplit):
         g = Gadget(deck, table)
         if table.long_gene or table.census:
             shards = census_plan(g) if table.census else long_plan(g)
+            estimates = {lay.composition: lay.estimate for lay in g.layouts().values()}
             return ShardPlan(len(shards), lambda k: Shard(k, self.name, ConstructShard(
-                deck=deck, search=GENE_SEARCH, **{**shard_keys(table), **shards[k]})))
+                deck=deck, search=GENE_SEARCH, **{**shard_keys(table), **shards[k]})),
+                meter=lambda finished: GeneMeter(shards, estimates, finished))
         firsts = g.firsts()
         n = len(firsts)  # the multisets of library genes first (quick), then those with an exact last gene
         return ShardPlan(2 * n, lambda k: Shard(k, self.name, ConstructShard(
