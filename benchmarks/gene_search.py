@@ -54,9 +54,9 @@ def naive_rate(comp, budget: int) -> float:
 
 def rate(comp, budget: int, k: int, least: bool, bounds: bool) -> float:
     n = sum(comp)
-    kg.walk(kg.GENES, J_, T_, (2, 1), 3, True, k=k, least=least, bounds=bounds)  # compiled
+    kg.walk(kg.FIND, J_, T_, (2, 1), 3, True, k=k, least=least, bounds=bounds)  # compiled
     start = time.process_time()
-    _, counters, _ = kg.walk(kg.GENES, J_, T_, comp, n, True, k=k, least=least, bounds=bounds, max_nodes=budget)
+    _, counters, _ = kg.walk(kg.FIND, J_, T_, comp, n, True, k=k, least=least, bounds=bounds, max_nodes=budget)
     return counters[kg.CHOICES] / (time.process_time() - start)
 
 
@@ -82,7 +82,7 @@ def main(argv: list[str]) -> int:
         if args.whole:
             if bounds and k > 1:
                 start = time.process_time()
-                found, counters, _ = kg.walk(kg.GENES, J_, T_, comp, sum(comp), True, k=k, least=least,
+                found, counters, _ = kg.walk(kg.FIND, J_, T_, comp, sum(comp), True, k=k, least=least,
                                              bounds=bounds)
                 spent = time.process_time() - start
                 genes = ", ".join(format_hand(g, True) for g in found) or "none"

@@ -40,7 +40,7 @@ A piece that returns is a gene when F brings it back within `max_orbit` steps (`
 
 Three modes walk the same tree:
 
-  GENES     every gene below `prefix` (the whole search: an empty prefix), least phases, as rows of `out`;
+  FIND      every gene below `prefix` (the whole search: an empty prefix), least phases, as rows of `out`;
   FRONTIER  the prefixes of the live nodes `depth` cards below the tail, and the pieces that return above that
             depth (each a prefix of its own): every gene lies below exactly one of them, so a search cut into
             shards by runs of the frontier is the whole search (kernels/strategies/construct.py);
@@ -68,7 +68,7 @@ VERSION = 3  # the gene search's version (2: without the final card's cuts; the 
 # How a gadget's turn stands after `play_on` (PLAYING: it is still playing, inside play_on)
 DEAD, NEED, DONE, PLAYING = 0, 1, 2, 3
 # What a walk of the tree does (module docstring)
-GENES, FRONTIER, PROBE = 0, 1, 2
+FIND, FRONTIER, PROBE = 0, 1, 2
 # counters
 CHOICES, PIECES, GENES, OVERFLOW, TRUNCATED = range(5)
 N_COUNTERS = 5
@@ -293,7 +293,7 @@ def orbit_length(piece, n, small, tail, max_orbit):
 class Walk(NamedTuple):
     """What one walk of the tree does (module docstring), and the pool's figures its bounds use."""
 
-    mode: int            # GENES, FRONTIER or PROBE
+    mode: int            # FIND, FRONTIER or PROBE
     k: int               # gadgets side by side: the piece and k - 1 successors
     least: bool          # cut branches whose piece cannot be the least phase of its orbit
     bounds: bool         # cut branches whose small hand cannot give back what it holds (gives_back)
@@ -301,7 +301,7 @@ class Walk(NamedTuple):
     exact: bool          # only pieces holding every card of the pool
     depth: int           # FRONTIER: the frontier's depth past the tail
     max_orbit: int       # rounds within which a gene comes back to itself
-    max_nodes: int       # GENES: stop after this many choices (0: no limit)
+    max_nodes: int       # FIND: stop after this many choices (0: no limit)
     probes: int          # PROBE: random walks
     seed: int            # PROBE: the seed of numba's generator
     nt: int              # cards of the tail
@@ -494,7 +494,7 @@ def next_value(w, left, v, d):
 
 @kernel
 def depth_first(w, state, cards, left, floor, small, tail, out, out_len, counters):
-    """GENES and FRONTIER: every child of every live node below depth `floor`, in order. Returns the rows
+    """FIND and FRONTIER: every child of every live node below depth `floor`, in order. Returns the rows
     written."""
     choice = np.full(w.max_len + 2, -1, np.int64)  # the value chosen at each depth (-1: none yet)
     written = 0
@@ -614,14 +614,14 @@ def genes_of(small, tail, comp, *, prefix=(), k: int = LOOKAHEAD, max_orbit: int
     """Every gene holding exactly the cards `comp` (each orbit by its least phase), below `prefix` (the piece's
     cards after the tail), within max_nodes choices (0: no limit; counters[TRUNCATED] says it stopped): (genes,
     counters)."""
-    found, counters, _ = walk(GENES, small, tail, comp, sum(comp), True, prefix=prefix, k=k, max_orbit=max_orbit,
+    found, counters, _ = walk(FIND, small, tail, comp, sum(comp), True, prefix=prefix, k=k, max_orbit=max_orbit,
                               max_nodes=max_nodes)
     return found, counters
 
 
 def genes_upto(small, tail, pool, max_len: int, *, k: int = LOOKAHEAD, max_orbit: int = 64) -> list[tuple[int, ...]]:
     """Every gene of at most max_len cards drawn from `pool`, any composition (each orbit by its least phase)."""
-    return walk(GENES, small, tail, pool, max_len, False, k=k, max_orbit=max_orbit)[0]
+    return walk(FIND, small, tail, pool, max_len, False, k=k, max_orbit=max_orbit)[0]
 
 
 def frontier(small, tail, comp, depth: int, *, k: int = LOOKAHEAD) -> list[tuple[int, ...]]:

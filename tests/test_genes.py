@@ -39,7 +39,7 @@ SMALL_DECK, SMALL_LONG = "0:13,1:3,3:1,4:3", "0:9,1:1,3:1,4:3"
 
 
 def search(pool, max_len, exact, **how):
-    return set(kg.walk(kg.GENES, J_, T_, pool, max_len, exact, **how)[0])
+    return set(kg.walk(kg.FIND, J_, T_, pool, max_len, exact, **how)[0])
 
 
 @pytest.mark.parametrize("k, least, bounds", [(1, False, False), (1, True, True), (2, False, True), (3, True, False),
@@ -104,7 +104,7 @@ def test_knuths_estimate_is_deterministic_and_near_the_searchs_choices():
 
 def test_the_bounds_and_the_lookahead_cut_the_plain_search_down():
     comp = (17, 1, 3, 2, 0)
-    plain = kg.walk(kg.GENES, J_, T_, comp, sum(comp), True, k=1, least=False, bounds=False)[1][kg.CHOICES]
+    plain = kg.walk(kg.FIND, J_, T_, comp, sum(comp), True, k=1, least=False, bounds=False)[1][kg.CHOICES]
     pruned = kg.genes_of(J_, T_, comp)[1][kg.CHOICES]
     assert pruned * 5 < plain
 
