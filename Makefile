@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint install notebook clean image image-gpu lock
+.PHONY: run test test-bounds lint install notebook clean image image-gpu lock
 
 # make notebook RUN=runs/local   (or several runs separated by commas; none: the notebook makes one)
 RUN ?=
@@ -38,6 +38,15 @@ test: $(STAMP)
 	{ $(WARM) sweep > /dev/null & $(WARM) backward > /dev/null && wait $$!; } && $(WARM) both > /dev/null && \
 	$(VENV)/bin/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder; code=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s of wall time"; exit $$code
+
+# The gene search and the construction's tests again with Numba's bounds checks on (.ci/run runs it after the
+# suite): an index past a buffer's end then raises instead of overwriting memory unseen (the kernels are compiled
+# without checks for speed: kernels/_jit.py). Bounds-checked code is compiled apart, into a cache of its own.
+BOUNDS_CACHE ?= $(HOME)/.cache/bmn/numba-boundscheck
+test-bounds: $(STAMP)
+	@start=$$(date +%s); NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=$(BOUNDS_CACHE) $(VENV)/bin/python -m pytest -q \
+	    -p no:cacheprovider tests/test_genes.py tests/test_construct.py tests/test_genelib.py; code=$$?; \
+	echo "make test-bounds: $$(( $$(date +%s) - start )) s of wall time"; exit $$code
 
 # The linter, configured in pyproject.toml ([tool.ruff]): .ci/run runs it before the tests.
 lint: $(STAMP)

@@ -624,11 +624,11 @@ def genes_upto(small, tail, pool, max_len: int, *, k: int = LOOKAHEAD, max_orbit
     return walk(FIND, small, tail, pool, max_len, False, k=k, max_orbit=max_orbit)[0]
 
 
-def frontier(small, tail, comp, depth: int, *, k: int = LOOKAHEAD) -> list[tuple[int, ...]]:
-    """The exact search's frontier `depth` cards past the tail: each live node's cards past the tail, and each
-    piece returning above that depth (module docstring), in the search's order."""
+def frontier(small, tail, comp, depth: int, *, prefix=(), k: int = LOOKAHEAD) -> list[tuple[int, ...]]:
+    """The exact search's frontier `depth` cards past the tail (below `prefix`): each live node's cards past the
+    tail, and each piece returning above that depth (module docstring), in the search's order."""
     nt = len(tuple(tail))
-    rows, _, _ = walk(FRONTIER, small, tail, comp, sum(comp), True, depth=depth, k=k)
+    rows, _, _ = walk(FRONTIER, small, tail, comp, sum(comp), True, prefix=prefix, depth=depth, k=k)
     return [row[nt:] for row in rows]
 
 

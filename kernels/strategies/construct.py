@@ -542,6 +542,7 @@ def layout(small: tuple, tail: tuple, comp: tuple, lookahead: int, shard_choices
 PLAN_PROBES = 1000  # Knuth's random walks per composition of a long-gene plan
 NODE_PROBES = 40  # and per frontier node, to cut the frontier into shards of equal work
 NODES_A_SHARD = 16  # frontier nodes a shard holds, about
+SPLITS = 4  # times a plan replaces the nodes estimated heavier than a shard by their children, at most
 
 
 @dataclass(frozen=True)
@@ -571,16 +572,29 @@ class Layout:
 
 
 def cut(g: Gadget, comp) -> Layout:
-    """A long composition's layout: the estimate's shards (`layout`), each a run of the frontier nodes of about
-    equal work by Knuth's estimate of each node's subtree."""
-    choices, depth, shards = layout(g.small, g.tail, tuple(comp), g.table.lookahead, g.table.shard_choices)
+    """A long composition's layout: the estimate's shards (`layout`), each a run of frontier nodes of about equal
+    work by Knuth's estimate of each node's subtree; a node estimated at more than a shard's work is replaced by
+    its children (a few times over), so that no shard is one heavy node."""
+    comp = tuple(comp)
+    choices, depth, shards = layout(g.small, g.tail, comp, g.table.lookahead, g.table.shard_choices)
     if shards == 1:
         return Layout(composition_text(comp), float(choices), 0, (("",),))
-    nodes = kg.frontier(g.small, g.tail, tuple(comp), depth, k=g.table.lookahead)
-    work = [1.0 + kg.estimate(g.small, g.tail, tuple(comp), prefix=node, k=g.table.lookahead,
-                              probes=NODE_PROBES)[0] for node in nodes]
-    total, runs, run, acc = sum(work), [], [], 0.0
-    for node, w in zip(nodes, work):
+
+    def work(node) -> float:
+        return 1.0 + kg.estimate(g.small, g.tail, comp, prefix=node, k=g.table.lookahead, probes=NODE_PROBES)[0]
+
+    nodes = [(node, work(node)) for node in kg.frontier(g.small, g.tail, comp, depth, k=g.table.lookahead)]
+    last = sum(comp) - len(g.tail) - 1
+    for _ in range(SPLITS):
+        target = sum(w for _, w in nodes) / shards
+        if all(w <= target or len(node) >= last for node, w in nodes):
+            break
+        nodes = [child for node, w in nodes for child in (
+            [(c, work(c)) for c in kg.frontier(g.small, g.tail, comp, len(node) + 1, prefix=node,
+                                               k=g.table.lookahead)]
+            if w > target and len(node) < last else [(node, w)])]
+    total, runs, run, acc = sum(w for _, w in nodes), [], [], 0.0
+    for node, w in nodes:
         run.append(format_hand(node, g.letters))
         acc += w
         if acc >= total * (len(runs) + 1) / shards and len(runs) < shards - 1:
