@@ -61,6 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--reference", default=None, help="where it is published (default: the run, shard and bmn version)")
     q.add_argument("--max-states", type=int, default=DEFAULT_MAX_STATES,
                    help=f"backward-play budget for each cycle's closure (default {DEFAULT_MAX_STATES:,})")
+    q.add_argument("--balanced", action="store_true", help="only the cycles that balanced deals enter (a construct "
+                   "census builds hundreds of thousands of cycles; these are the ones users ask for)")
     add_catalogue_option(q)
     q.set_defaults(handler=cmd_add)
 
@@ -112,7 +114,8 @@ def cmd_add(args) -> int:
         for uri in args.runs:
             config = read_run_config(uri)
             contradictions: list[str] = []
-            for row in cycles_report([uri], None, new=True, contradictions=contradictions).to_pylist():
+            for row in cycles_report([uri], None, new=True, contradictions=contradictions,
+                                     balanced=args.balanced).to_pylist():
                 where = (f"bmn {version} run {uri} ({config.strategy}, deck {config.deck}, seed {config.seed}; "
                          f"config {config.fingerprint()}), found {today}")
                 found.append((row["state"] or row["hands"], where))
