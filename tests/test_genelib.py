@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 
 import pytest
 from cluster_helpers import in_process
@@ -201,3 +202,29 @@ def test_bmn_genes_shows_the_shipped_census(tmp_path):
                            ((), "give construct runs"), (("--census", "--deck", "0:6,2:2"), "does not hold")]:
         code = in_process("genes", *args)
         assert code.returncode == 2 and sentence in code.stderr, (args, code.stderr)
+
+
+def test_a_census_resumes_from_its_own_record_not_from_the_files_shipped_since(ray_address, tmp_path, monkeypatch):
+    """A census's plan (the library's complete lengths, the long compositions it holds, the searches' layouts) is
+    written into the run when it starts: a resume plans from that record and never reads the shipped files again
+    (here they would raise), and ends with the tables of an uninterrupted run."""
+    from cluster_helpers import assert_same_tables, direct_tables, make_config, tables_of
+
+    from cluster.loop.coordinator import run_search
+    from cluster.runs.runmeta import read_run_config
+    from kernels.strategies import construct
+
+    values = dict(strategy="construct", deck="0:30,1:3,2:1", workers=2, address=ray_address,
+                  construct={"census": True, "max_states": 100_000})
+    first = run_search(make_config(tmp_path / "run", time_limit=0.01, **values))
+    assert first.state == "time limit"
+    stored = read_run_config(str(tmp_path / "run"))
+    assert stored.table().census_at == ("complete=26", "multisets=yes") and len(stored.table().layout) == 1
+
+    def no_reading(*args):
+        raise AssertionError("the census read the shipped files again")
+
+    monkeypatch.setattr(construct, "census_record", no_reading)
+    resumed = run_search(replace(stored, time_limit=0.0), resume=True)
+    assert resumed.state == "finished" and not (tmp_path / "run" / "foreign").exists()
+    assert_same_tables(tables_of(tmp_path / "run"), direct_tables(stored))

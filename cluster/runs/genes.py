@@ -16,6 +16,7 @@ end of each session (`publish`) every composition whose search shards are all do
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import time
@@ -25,7 +26,15 @@ from typing import get_type_hints
 import pyarrow as pa
 
 from kernels.errors import BmnError
-from kernels.strategies.construct import SEARCH, ConstructShard, Gadget, composition_text, cut, to_search
+from kernels.strategies.construct import (
+    SEARCH,
+    ConstructShard,
+    Gadget,
+    census_record,
+    composition_text,
+    cut,
+    to_search,
+)
 from kernels.tally import GeneRow
 
 from .owntable import OwnTable
@@ -120,9 +129,15 @@ def prepare(config, previous):
         return config
     if previous is not None:
         if previous.strategy == config.strategy:
-            table = replace(table, known=previous.table().known, layout=previous.table().layout)
+            table = replace(table, known=previous.table().known, layout=previous.table().layout,
+                            census_at=previous.table().census_at)
         return replace(config, tables={**config.tables, config.strategy: table})
     gadget = Gadget(config.space().deck.spec(), table)
+    if table.census and not table.census_at:  # the census's record: its long compositions known, its multisets
+        record = census_record(gadget)
+        known = tuple(f"{comp} = {' '.join(genes)}".rstrip() for comp, genes in json.loads(record["known"]).items())
+        table = replace(table, known=known, census_at=(f"complete={record['complete']}",
+                                                       f"multisets={record['multisets']}"))
     known = list(table.known)
     if table.long_gene and not table.known:
         library = RunStore(library_uri(config.out, table.library))

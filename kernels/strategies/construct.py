@@ -92,6 +92,9 @@ class ConstructTable(Table):
     layout: tuple[str, ...] = key((), "how each long composition's search is cut into shards, one JSON object a "
                                       "composition (its estimate, frontier depth and each shard's prefixes): written "
                                       "into the run when it starts, so a resume plans as the run began", unsaid=True)
+    census_at: tuple[str, ...] = key((), "what a census plans from, written into the run when it starts (the "
+                                         "library's complete lengths, whether the multisets are still to build): "
+                                         "a resume plans as the run began", unsaid=True)
     census: bool = key(False, "the gadget's whole census (kernels/genelib.py): every multiset of genes of the "
                               "lengths the shipped genes library holds complete, built from it, and every longer "
                               "composition worth searching (its rest splits into compositions that hold genes), "
@@ -107,7 +110,8 @@ class Kind(str, Enum):
 
 
 MULTISETS, SEARCH, LIBRARY = Kind.MULTISETS.value, Kind.SEARCH.value, Kind.LIBRARY.value
-PLAN_ONLY = ("known", "library", "layout")  # [construct] keys that only plan: no shard computes with them
+PLAN_ONLY = ("known", "library", "layout", "census_at")  # [construct] keys that only plan: no shard computes with
+# them
 GENE_SEARCH = kg.VERSION  # the gene search this bmn runs (ConstructShard.search)
 
 
@@ -639,29 +643,48 @@ def to_search(g: Gadget) -> list[tuple[int, ...]]:
     """The long compositions a long-gene or census plan searches (not known to the table or the shipped library),
     in order."""
     if g.table.census:
-        lib = g.shipped()
-        return [v.comp for v in g.census().long_verdicts() if v.worth and lib.get(v.comp) is None]
+        return [parse_composition(c, "census") for c in json.loads(census_record(g)["search"])]
     known = g.known()
     return [c for c in g.long_compositions() if c not in known]
 
 
 def census_plan(g: Gadget) -> list[dict]:
     """A census's shards (ConstructTable.census), as ConstructShard's fields: every multiset of the compositions the
-    shipped library holds complete (each first composition's shard), then every worth-searching longer composition
-    the library holds (a shard a gene), then the searches of those it lacks, cheapest first. What the census
-    cycles shipped with bmn already hold is not built again: the multisets when every composition they end is
-    there, a long composition when it is."""
+    library holds complete (each first composition's shard), then every worth-searching longer composition the
+    library holds (a shard a gene), then the searches of those it lacks, cheapest first. What the census cycles
+    already hold is not built again: the multisets when every composition they end is there, a long composition
+    when it is. Where the table holds the census's own record (`census_at`, with `known` and `layout`: written into
+    the run when it starts, `census_record`), the plan is that record's, whatever the files shipped with bmn hold
+    since; else it is read from them."""
+    at = dict(line.split("=", 1) for line in g.table.census_at) if g.table.census_at else census_record(g)
+    complete = int(at["complete"])
+    out = []
+    if at["multisets"] == "yes":
+        out = [dict(first=first, exact=False, kind=MULTISETS, max_piece=complete) for first in g.firsts()
+               if sum(first) <= complete]
+    known = g.known() if g.table.census_at else {parse_composition(c, "census"): tuple(parse_hand(x) for x in genes)
+                                                 for c, genes in json.loads(at["known"]).items()}
+    searched = [parse_composition(lay.composition, "census") for lay in g.layouts().values()] if g.table.census_at \
+        else [parse_composition(c, "census") for c in json.loads(at["search"])]
+    worth = sorted(set(known) | set(searched), key=kc.order)
+    return out + [{**shard, "max_piece": complete} for shard in long_plan(g, worth, known)]
+
+
+def census_record(g: Gadget) -> dict[str, str]:
+    """What a census plans from, read from the library and the census cycles shipped with bmn: the lengths the
+    library is complete to, whether the multisets are still to build, the worth-searching longer compositions it
+    holds (with their genes) and those it lacks, each not built yet."""
     complete = g.complete_to()
     census = g.census()
     lib = g.shipped()
     built = g.built()
-    out = []
-    if not all(c in built for length in range(1, complete + 1) for c in census.compositions(length)):
-        out = [dict(first=first, exact=False, kind=MULTISETS, max_piece=complete) for first in g.firsts()
-               if sum(first) <= complete]
+    multisets = not all(c in built for length in range(1, complete + 1) for c in census.compositions(length))
     worth = [v.comp for v in census.long_verdicts() if v.worth and v.comp not in built]
-    known = {c: lib.genes(c) for c in worth if lib.get(c) is not None}
-    return out + [{**shard, "max_piece": complete} for shard in long_plan(g, worth, known)]
+    known = {composition_text(c): [format_hand(x, g.letters) for x in lib.genes(c)] for c in worth
+             if lib.get(c) is not None}
+    search = [composition_text(c) for c in worth if lib.get(c) is None]
+    return {"complete": str(complete), "multisets": "yes" if multisets else "no", "known": json.dumps(known),
+            "search": json.dumps(search)}
 
 
 class GeneMeter(WorkMeter):
