@@ -421,3 +421,17 @@ def test_the_buffers_hold_the_longest_gene_a_cycle_can_hold():
     assert kg.frontier(J_, T_, comp, 6)
     found, counters = kg.genes_of(J_, T_, comp, max_nodes=300_000)
     assert counters[kg.TRUNCATED] == 1 and found == []
+
+
+def test_a_long_gene_plans_progress_speaks_of_compositions_choices_and_an_eta_by_their_work():
+    from kernels.strategies.construct import GeneMeter
+
+    shards = [dict(kind="multisets", first=(3, 1)), dict(kind="search", first=(2, 1), parts=2),
+              dict(kind="search", first=(2, 1), parts=2), dict(kind="search", first=(5, 1), parts=1)]
+    meter = GeneMeter(shards, {"0:2,1:1": 2e9, "0:5,1:1": 1e9}, finished={3})
+    assert meter.status(10) == "compositions 1/2 searched  0.0M choices/s  built 0/1  ETA ? + ? (building + searching)"
+    meter.done(0, 0)
+    meter.done(1, 10**8)
+    assert meter.status(10) == "compositions 1/2 searched  10.0M choices/s  built 1/1  ETA 0:01:40"
+    meter.done(2, 10**8)
+    assert meter.status(20) == "compositions 2/2 searched  10.0M choices/s  built 1/1  ETA 0:00:00"

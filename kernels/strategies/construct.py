@@ -611,15 +611,18 @@ def cut(g: Gadget, comp) -> Layout:
 def long_plan(g: Gadget, comps=None, known=None) -> list[dict]:
     """A long-gene run's shards, as ConstructShard's fields: for each long composition that is known (the table's,
     or `known`), one shard per gene; then each other's search in the shards of its layout (the table's, else `cut`),
-    the cheapest first by its estimate (those whose estimate exceeds max_choices left out)."""
+    the shortest first, the cheapest first of a length by its estimate (those whose estimate exceeds max_choices
+    left out)."""
     comps = g.long_compositions() if comps is None else comps
     known = g.known() if known is None else known
     out = [dict(first=comp, exact=True, kind=LIBRARY, genes=(format_hand(gene, g.letters),))
            for comp in comps if comp in known for gene in known[comp]]
     layouts = g.layouts()
     searched = [layouts.get(comp) or cut(g, comp) for comp in comps if comp not in known]
-    # the cheapest first (by the estimate): a run stopped on the way has searched as many compositions as it could
-    for lay in sorted(searched, key=lambda lay: (lay.estimate, kc.order(parse_composition(lay.composition, "")))):
+    # the shortest first, and the cheapest first of a length (by the estimate): a run stopped on the way has completed
+    # as many lengths as it could (a census's sentence advances length by length), and of the next the most it could
+    for lay in sorted(searched, key=lambda lay: (sum(parse_composition(lay.composition, "")), lay.estimate,
+                                                 kc.order(parse_composition(lay.composition, "")))):
         if g.table.max_choices and lay.estimate > g.table.max_choices:
             continue
         comp = parse_composition(lay.composition, "construct")
@@ -721,11 +724,14 @@ class GeneMeter(WorkMeter):
         rate = self.choices / elapsed_s if elapsed_s > 0 else 0.0
         build_rate = self.session_builds / elapsed_s if elapsed_s > 0 else 0.0
         builds_left = self.builds - self.builds_done
-        eta = (max(0.0, self.work_left) / rate if rate else (0.0 if self.work_left <= 0 else None),
-               builds_left / build_rate if build_rate else (0.0 if not builds_left else None))
-        when = "?" if None in eta else _duration(sum(eta))
+        parts = []  # the ETA of each kind of work, at this session's rate (unknown until a shard of it is done)
+        if builds_left:
+            parts.append(_duration(builds_left / build_rate) if build_rate else "?")
+        if self.work_left > 0:
+            parts.append(_duration(self.work_left / rate) if rate else "?")
+        eta = "0:00:00" if not parts else " + ".join(parts) + (" (building + searching)" if len(parts) == 2 else "")
         return (f"compositions {searched:,}/{len(self.left):,} searched  {rate / 1e6:.1f}M choices/s  built "
-                f"{self.builds_done:,}/{self.builds:,}  ETA {when} (estimated choices)")
+                f"{self.builds_done:,}/{self.builds:,}  ETA {eta}")
 
 
 def _duration(seconds: float) -> str:
