@@ -429,9 +429,9 @@ def test_a_long_gene_plans_progress_speaks_of_compositions_choices_and_an_eta_by
     shards = [dict(kind="multisets", first=(3, 1)), dict(kind="search", first=(2, 1), parts=2),
               dict(kind="search", first=(2, 1), parts=2), dict(kind="search", first=(5, 1), parts=1)]
     meter = GeneMeter(shards, {"0:2,1:1": 2e9, "0:5,1:1": 1e9}, finished={3})
-    assert meter.status(10) == "compositions 1/2 searched  0.0M choices/s  built 0/1  ETA ? + ? (building + searching)"
-    meter.done(0, 0)
-    meter.done(1, 10**8)
-    assert meter.status(10) == "compositions 1/2 searched  10.0M choices/s  built 1/1  ETA 0:01:40"
-    meter.done(2, 10**8)
-    assert meter.status(20) == "compositions 2/2 searched  10.0M choices/s  built 1/1  ETA 0:00:00"
+    assert meter.status(2) == "compositions 1/2 searched  0.0M choices/s a worker  built 0/1  ETA ?"
+    meter.done(0, 0, 0.0, 30.0)
+    meter.done(1, 10**8, 10.0, 11.0)  # 10 M choices a CPU-second: the other half, 10^9 choices, is 100 s
+    assert meter.status(2) == "compositions 1/2 searched  10.0M choices/s a worker  built 1/1  ETA 0:00:50"
+    meter.done(2, 10**8, 10.0, 11.0)
+    assert meter.status(2) == "compositions 2/2 searched  10.0M choices/s a worker  built 1/1  ETA 0:00:00"

@@ -162,7 +162,9 @@ class Coordinator:
         for played in self.pool.wait(course.wait_s(time.time())):
             self.recorder.record(played)
             if self.meter is not None and played.done:
-                self.meter.done(played.shard.id, sum(row.choices for row in played.figures.search_rows))
+                rows = played.figures.search_rows
+                self.meter.done(played.shard.id, sum(r.choices for r in rows), sum(r.cpu_s for r in rows),
+                                played.figures.elapsed_s)
         self._read_pool()
         if self.health.problem():
             return End(Stop.CLUSTER_LOST)
@@ -173,7 +175,7 @@ class Coordinator:
                                                    self.counts.run.done))
         self.snapshot = t = self.counts.snapshot()
         since = self.pool_report.first_dispatch
-        work = "" if self.meter is None or since is None else self.meter.status(time.time() - since)
+        work = "" if self.meter is None or since is None else self.meter.status(self.pool_report.workers)
         self.progress.update(t.done, t.session_deals, t.longest_cards, t.cycles, t.failed, since,
                              note=self._waiting(), work=work)
         return None

@@ -457,13 +457,14 @@ class ShardPlan:
 
 
 class WorkMeter:
-    """The progress of a plan whose shards do unequal work known ahead: told each shard done (with the choices it
-    made, where it counts them), it says where the run stands (its own units, rate and ETA)."""
+    """The progress of a plan whose shards do unequal work known ahead: told each shard done (the choices it made,
+    where it counts them, their CPU-seconds, and its own seconds), it says where the run stands with `workers`
+    playing (its own units, rates and ETA)."""
 
-    def done(self, k: int, choices: int) -> None:
+    def done(self, k: int, choices: int, cpu_s: float, elapsed_s: float) -> None:
         raise NotImplementedError
 
-    def status(self, elapsed_s: float) -> str:
+    def status(self, workers: int) -> str:
         raise NotImplementedError
 
 

@@ -692,8 +692,8 @@ def census_record(g: Gadget) -> dict[str, str]:
 
 class GeneMeter(WorkMeter):
     """The progress of a long-gene or census plan: its compositions searched to their end (of those it searches),
-    the searches' choices a second, its other shards (built from known genes) done, and an ETA from the remaining
-    estimated choices and build shards at this session's rates."""
+    the searches' choices a worker's CPU-second, its other shards (built from known genes) done, and an ETA from
+    the remaining estimated choices and build shards at this session's rates, shared among the workers."""
 
     def __init__(self, shards: list[dict], estimates: dict[str, float], finished: set[int]):
         self.search: dict[int, tuple[str, float]] = {}  # search shard -> (its composition, its estimated choices)
@@ -707,30 +707,34 @@ class GeneMeter(WorkMeter):
             self.left[text] = self.left.get(text, 0) + (k not in finished)
         self.builds_done = sum(1 for k in finished if k not in self.search)
         self.work_left = sum(w for k, (_, w) in self.search.items() if k not in finished)
-        self.choices = self.session_builds = 0
+        self.choices = self.search_cpu = self.build_s = 0.0
+        self.session_builds = 0
 
-    def done(self, k: int, choices: int) -> None:
+    def done(self, k: int, choices: int, cpu_s: float, elapsed_s: float) -> None:
         if k in self.search:
             text, work = self.search[k]
             self.left[text] -= 1
             self.work_left -= work
             self.choices += choices
+            self.search_cpu += cpu_s
         else:
             self.builds_done += 1
             self.session_builds += 1
+            self.build_s += elapsed_s
 
-    def status(self, elapsed_s: float) -> str:
+    def status(self, workers: int) -> str:
         searched = sum(1 for n in self.left.values() if n == 0)
-        rate = self.choices / elapsed_s if elapsed_s > 0 else 0.0
-        build_rate = self.session_builds / elapsed_s if elapsed_s > 0 else 0.0
+        rate = self.choices / self.search_cpu if self.search_cpu > 0 else 0.0  # a worker's choices a CPU-second
         builds_left = self.builds - self.builds_done
-        parts = []  # the ETA of each kind of work, at this session's rate (unknown until a shard of it is done)
+        seconds, known = 0.0, True  # of one worker: unknown until a shard of each kind left is done
         if builds_left:
-            parts.append(_duration(builds_left / build_rate) if build_rate else "?")
+            known = known and self.session_builds > 0
+            seconds += builds_left * self.build_s / max(1, self.session_builds)
         if self.work_left > 0:
-            parts.append(_duration(self.work_left / rate) if rate else "?")
-        eta = "0:00:00" if not parts else " + ".join(parts) + (" (building + searching)" if len(parts) == 2 else "")
-        return (f"compositions {searched:,}/{len(self.left):,} searched  {rate / 1e6:.1f}M choices/s  built "
+            known = known and rate > 0
+            seconds += self.work_left / rate if rate else 0.0
+        eta = _duration(seconds / max(1, workers)) if known else "?"
+        return (f"compositions {searched:,}/{len(self.left):,} searched  {rate / 1e6:.1f}M choices/s a worker  built "
                 f"{self.builds_done:,}/{self.builds:,}  ETA {eta}")
 
 
