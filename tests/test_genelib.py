@@ -228,3 +228,16 @@ def test_a_census_resumes_from_its_own_record_not_from_the_files_shipped_since(r
     resumed = run_search(replace(stored, time_limit=0.0), resume=True)
     assert resumed.state == "finished" and not (tmp_path / "run" / "foreign").exists()
     assert_same_tables(tables_of(tmp_path / "run"), direct_tables(stored))
+
+
+def test_the_readme_and_the_atlas_state_what_the_shipped_census_supports(library):
+    """The sentence the README opens with (and docs/atlas.md's census) is the one `bmn genes --census` makes of the
+    data shipped with bmn: merging a run into the census changes both."""
+    from pathlib import Path
+
+    rows = gl.census_rows(gl.Census(STANDARD, library), gl.shipped_cycles(), "standard")
+    statement = gl.census_statement(rows, "J-", "standard")
+    root = Path(__file__).resolve().parents[1]
+    for doc in ("README.md", "docs/atlas.md"):
+        text = " ".join((root / doc).read_text().split())
+        assert f"**{statement}" in text, (doc, statement)
