@@ -2,7 +2,7 @@
 
     python benchmarks/gene_census.py 14 24                      # lengths 14..24 of the standard deck's J- gadget
     python benchmarks/gene_census.py 26 26 --out benchmarks/gene_census.csv
-    python benchmarks/gene_census.py --estimate 24 40           # Knuth's estimate of each length's cost only
+    python benchmarks/gene_census.py --estimate 31 43 --probes 20000  # Knuth's estimate of each length's cost
     python benchmarks/gene_census.py 24 26 --library runs/genes # and each composition into a run's genes library
     python benchmarks/gene_census.py --worth 27 32              # the census's worth-searching compositions, into
                                                                 # the library shipped with bmn (kernels/data/genes)
@@ -14,7 +14,8 @@ one CSV row per composition to --out (a length already there is skipped: the cen
 length: compositions, genes and gene orbits by orbit length, the largest small hand any gene's turn reaches, the
 CPU-seconds, and the choices made beside Knuth's estimate of the choices of the plain search (lookahead 1, no
 bounds) over the same compositions. With --estimate, only the estimates, pruned and plain, for each length, and
-those of the compositions the census says are worth searching (kernels/genelib.py). With --worth, every composition
+those of the compositions the census says are worth searching (kernels/genelib.py) and of those of them the
+shipped library lacks. With --worth, every composition
 of those lengths worth searching that the shipped library lacks, searched to its end, cheapest first by Knuth's
 estimate, each added to the shipped library (kernels/data/genes/J-_-.jsonl) as it ends: stop it when you like and
 run it again; commit the file.
@@ -62,11 +63,26 @@ def most_small(gene, small) -> int:
     return max(kg.turn_sizes(phase, small) for phase in gene)
 
 
-def worth_of(gadget: Gadget, comps) -> set:
-    """Those of `comps` (5 values) the census of the gadget says are worth searching (all, up to its complete
-    lengths)."""
+def price(deck: str, small: str, tail: str, first: int, last: int, probes: int) -> int:
+    """Knuth's estimate of each length's searches (the pruned search's, and the plain one's: lookahead 1, no
+    bounds), of every composition, of those the census says are worth searching, and of those of them the shipped
+    library lacks: what the census has left."""
+    gadget = Gadget(deck, ConstructTable(small=small, tail=tail, census=True))
     census = gadget.census()
-    return {c for c in comps if sum(c) <= census.complete_to() or census.verdict(c + (0,) * 5).worth}
+    print("| length | compositions | pruned: choices | plain: choices | worth searching | their choices | "
+          "left to search | their choices |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |", flush=True)
+    for length in range(first, last + 1):
+        comps = census.compositions(length)
+        pruned = {c: kg.estimate(gadget.small, gadget.tail, c, probes=probes, seed=11)[0] for c in comps}
+        plain = sum(kg.estimate(gadget.small, gadget.tail, c, k=1, bounds=False, probes=probes, seed=11)[0]
+                    for c in comps)
+        worth = [c for c in comps if length <= census.complete_to() or census.verdict(c).worth]
+        left = [c for c in worth if census.library.get(c) is None]
+        print(f"| {length} | {len(comps)} | {sum(pruned.values()):.2g} | {plain:.2g} | {len(worth)} | "
+              f"{sum(pruned[c] for c in worth):.2g} | {len(left)} | {sum(pruned[c] for c in left):.2g} |",
+              flush=True)
+    return 0
 
 
 def search_worth(deck: str, small: str, tail: str, first: int, last: int) -> int:
@@ -102,7 +118,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--small", default="J-")
     parser.add_argument("--tail", default="-")
     parser.add_argument("--out", default=None, help="a CSV file to append each composition's row to")
-    parser.add_argument("--estimate", action="store_true", help="Knuth's estimates only, pruned and plain")
+    parser.add_argument("--estimate", action="store_true", help="Knuth's estimates only, pruned and plain, of "
+                        "every composition, the worth-searching ones and those the shipped library lacks")
+    parser.add_argument("--probes", type=int, default=PROBES, help="Knuth's walks a composition (--estimate)")
     parser.add_argument("--worth", action="store_true", help="search the worth-searching compositions the shipped "
                         "library lacks into it")
     parser.add_argument("--library", default=None, help="a genes library (cluster/runs/genes.py) to add each "
@@ -111,6 +129,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.worth:
         return search_worth(args.deck, args.small, args.tail, args.first, args.last)
+    if args.estimate:
+        return price(args.deck, args.small, args.tail, args.first, args.last, args.probes)
     small = np.array(parse_hand(args.small), np.uint8)
     tail = np.array(parse_hand(args.tail), np.uint8)
     gadget = Gadget(args.deck, ConstructTable(small=args.small, tail=args.tail))
@@ -125,13 +145,6 @@ def main(argv: list[str]) -> int:
     for length in range(args.first, args.last + 1):
         comps = compositions(args.deck, args.small, args.tail, length)
         plain = sum(estimate(c, small, tail, 1, False) for c in comps)
-        if args.estimate:
-            pruned = [estimate(c, small, tail, 3, True) for c in comps]
-            worth = worth_of(gadget, comps)
-            kept = sum(e for c, e in zip(comps, pruned) if c in worth)
-            print(f"| {length} | {len(comps)} | - | - | - | {sum(pruned):.3g} (estimate; worth searching: "
-                  f"{len(worth)}, {kept:.3g}) | {plain:.3g} |", flush=True)
-            continue
         if length in done:
             continue
         rows, orbits, biggest, cpu, choices = [], Counter(), 0, 0.0, 0

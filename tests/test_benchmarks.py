@@ -34,6 +34,7 @@ TINY = {
     "longest_growth": (None, [], "strategy,seed,cpu_s,longest"),
     "longest_vs_random": (None, ["0.001", "1", "1000"], "longest longer than climb"),
     "record_cost": ([], ["--deals", "20000", "--lo", "300"], "P(X > 8344) = "),
+    "shard_balance": ([], ["0:9,1:1,3:1,4:3", "--shards", "3"], "| equal estimated work |"),
     "states_bias": (None, ["--seconds", "0.05", "--decks", "0:6,1:2,2:2"], "max_imbalance 1"),
     "states_speed": ([], ["2000", "0:6,1:2,2:2"], "0:6,1:2,2:2 deals: "),
 }
