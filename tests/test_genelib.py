@@ -241,3 +241,14 @@ def test_the_readme_and_the_atlas_state_what_the_shipped_census_supports(library
     for doc in ("README.md", "docs/atlas.md"):
         text = " ".join((root / doc).read_text().split())
         assert f"**{statement}" in text, (doc, statement)
+
+
+def test_merge_reads_only_construct_runs_with_long_genes_or_a_census(tmp_path):
+    from cluster_helpers import offline_run
+
+    run = offline_run(tmp_path / "random", strategy="random", deck="0:6,1:2,2:2", deals=2000, shard_size=1000)
+    merged = in_process("genes", "merge", run, "--into", tmp_path / "files")
+    assert merged.returncode == 2 and "is a run of random, with no long genes nor a census" in merged.stderr
+    assert not (tmp_path / "files").exists()
+    missing = in_process("genes", "merge", tmp_path / "nowhere")
+    assert missing.returncode == 2 and missing.stderr.startswith("bmn: error:")

@@ -22,12 +22,13 @@ def test_explore_notebook_executes(ray_cluster, tmp_path, monkeypatch):
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     images = [o for o in outputs if "image/png" in o.get("data", {})]
-    # cycles per composition (the census), the atlas's curve, which states cycle (the census by split),
-    # length distribution, worker throughput, longest against CPU time (the runs, the benchmarks), the
-    # replayed game
-    assert len(images) == 8
+    # cycles per composition (the census), the atlas's curve, the J- census by gene length and lift, which
+    # states cycle (the census by split), length distribution, worker throughput, longest against CPU time (the
+    # runs, the benchmarks), the replayed game
+    assert len(images) == 9
     text = "".join(o.get("text", "") for o in outputs)
     assert "tail scale:" in text and "finished" in text and "CPU seconds" in text and "census: finished" in text
+    assert "Every `J-` cycle of the standard deck whose genes have at most" in text
     for family in ("standard", "camicia", "two-suit", "camicia-style"):  # the curves, a full deck's hunt priced
         assert f"{family}, per deal:" in text and f"{family}, per state:" in text
     assert "exponential fit: rate x" in text and "H200-hours" in text

@@ -70,6 +70,7 @@ TESTED_ELSEWHERE = {
     "cluster.commands.results": ["test_query.py", "test_fuzz.py"],  # query, top, cycles, compact
     "cluster.commands.search": ["test_cluster.py", "test_config.py", "test_faults.py"],  # search, resume, status
     "cluster.runs.known": ["test_catalogue.py"],  # the catalogue's labels in tables, status and summaries
+    "cluster.runs.harvest": ["test_genelib.py"],  # bmn genes merge: a census run merged into the library's files
     "cluster.loop.course": ["test_coordinator.py"],  # the loop's stopping rules and progress.json's owner
     # the parts of the run loop and of the pool, each held through them
     "cluster.cloud.actors": ["test_pool.py", "test_cluster_gpu.py", "test_cluster_elastic.py"],  # start, loss, GPUs

@@ -10,7 +10,14 @@ from pathlib import Path
 
 from kernels import genelib as gl
 from kernels.errors import BmnError
-from kernels.strategies.construct import MULTISETS, SEARCH, ConstructShard, Gadget, composition_text
+from kernels.strategies.construct import (
+    MULTISETS,
+    SEARCH,
+    ConstructShard,
+    ConstructTable,
+    Gadget,
+    composition_text,
+)
 
 from .plan import Plan
 from .runmeta import existing_run, stored_config
@@ -23,10 +30,9 @@ def harvest(uri: str) -> tuple[list[gl.Entry], list[gl.CycleCount]]:
     store = existing_run(uri)
     config = stored_config(store)
     table = config.table()
-    if config.strategy != "construct" or not (table.long_gene or table.census):
-        what = config.strategy if config.strategy != "construct" else "construct without long genes"
-        raise BmnError(f"{uri} is a run of {what}; bmn genes merge reads construct runs with long genes or a census "
-                       f"(configs/gene-census.toml)")
+    if not isinstance(table, ConstructTable) or not (table.long_gene or table.census):
+        raise BmnError(f"{uri} is a run of {config.strategy}, with no long genes nor a census; bmn genes merge reads "
+                       f"construct runs with long genes or a census (configs/gene-census.toml)")
     plan = Plan(config)
     done = {k: s for k, s in read_summaries(store, owner=Ownership(plan, config.fingerprint())).items() if s.done}
     deck = config.space().deck.spec()

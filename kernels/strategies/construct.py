@@ -751,7 +751,7 @@ class Construct(EverySplit):
     example = Example(
         search=dict(deck="0:6,1:2,2:2,3:2,4:2"),
         table=dict(max_states=100_000),
-        pin="db162b6ccbe72a683782d335487bc51fbd59df9135c3e9facec806df76e91e68",
+        pin="fb666ebfd1f579ff9b28cde8aaee3a4f0be80e30a370d03b2fd7910eb9cc0d67",
     )
     warm_group = "backward"
     own_table = "genes"
