@@ -139,7 +139,7 @@ def test_a_long_gene_the_deck_cannot_hold_is_one_sentence(table, sentence):
 
 
 def long_shards(table: ConstructTable, deck: str = SMALL_DECK) -> list[ConstructShard]:
-    return [ConstructShard(deck=deck, search=GENE_SEARCH, **shard_keys(table), **fields)
+    return [ConstructShard.of(deck=deck, search=GENE_SEARCH, **shard_keys(table), **fields)
             for fields in long_plan(Gadget(deck, table))]
 
 
@@ -435,3 +435,21 @@ def test_a_long_gene_plans_progress_speaks_of_compositions_choices_and_an_eta_by
     assert meter.status(2) == "compositions 1/2 searched  10.0M choices/s a worker  built 1/1  ETA 0:00:50"
     meter.done(2, 10**8, 10.0, 11.0)
     assert meter.status(2) == "compositions 2/2 searched  10.0M choices/s a worker  built 1/1  ETA 0:00:00"
+
+
+def test_each_kind_of_construct_shard_is_a_type_of_its_own_and_reads_back_as_it():
+    from kernels.strategies import REGISTRY, codec
+    from kernels.strategies.construct import LibraryShard, MultisetsShard, SearchShard
+
+    table = ConstructTable(long_gene=(SMALL_LONG,), max_states=100_000, shard_choices=100)
+    shards = long_shards(table) + long_shards(ConstructTable(long_gene=(SMALL_LONG,), known=(f"{SMALL_LONG} = "
+                                                                                              "--------A-KAAJ",)))
+    multisets = MultisetsShard(deck=SMALL_DECK, first=(2, 1) + (0,) * 8, exact=False, **shard_keys(ConstructTable()))
+    for shard in shards + [multisets]:
+        back = codec.decode(REGISTRY["construct"], codec.encode(shard))
+        assert back == shard and type(back) is {"search": SearchShard, "library": LibraryShard,
+                                                 "multisets": MultisetsShard}[shard.kind]
+    assert "prefixes" in codec.encode(shards[0]) and "genes" not in codec.encode(shards[0])
+    assert not hasattr(multisets, "prefixes") and not hasattr(shards[-1], "depth")
+    with pytest.raises(ValueError, match="kind 'twice' is not one of multisets, search, library"):
+        codec.decode(REGISTRY["construct"], codec.encode(multisets).replace('"exact"', '"kind": "twice", "exact"'))

@@ -117,12 +117,9 @@ GENE_SEARCH = kg.VERSION  # the gene search this bmn runs (ConstructShard.search
 
 @dataclass(frozen=True, kw_only=True)
 class ConstructShard(ShardParams, keys_of(ConstructTable, but=PLAN_ONLY)):
-    """`multisets`: every multiset of gene compositions whose least is `first` (cards of each value 0..9) and whose
-    last gene is found by the exact search (`exact`) or in the library of genes of at most max_piece cards.
-    `search`: the long composition `first`'s genes below part `part` of `parts` of its search's frontier `depth`
-    cards past the tail (depth 0: the whole search), and every cycle they build. `library`: the cycles of `genes`
-    (the long composition's, from the genes library). The [construct] keys are its own (`table`: them as a
-    table)."""
+    """What every construct shard holds: its deck, the composition `first` it is about, its kind (Kind) and the
+    gene search that finds its genes; the [construct] keys are its own (`table`: them as a table). Each kind is a
+    type of its own (MultisetsShard, SearchShard, LibraryShard), told apart in a shard's JSON by `kind`."""
 
     flattened: ClassVar[tuple[str, ...]] = ("table",)  # (earlier runs nested the [construct] keys under "table")
     deck: str
@@ -133,15 +130,51 @@ class ConstructShard(ShardParams, keys_of(ConstructTable, but=PLAN_ONLY)):
     # shards: an earlier run's shard files are not the run's, and a resume computes them again.
     search: int = unsaid(1)
     kind: str = unsaid(MULTISETS)
-    depth: int = unsaid(0)
-    part: int = unsaid(0)
-    parts: int = unsaid(0)
-    genes: tuple[str, ...] = unsaid(())
-    prefixes: tuple[str, ...] = unsaid(())  # (search) the frontier nodes below which it searches, as hands
 
     @property
     def table(self) -> ConstructTable:
         return ConstructTable.taken_from(self)
+
+    @classmethod
+    def from_json(cls, values: dict) -> ConstructShard:
+        """The shard of its kind (a kind this bmn does not know is a ValueError of one sentence)."""
+        kind = values.get("kind", MULTISETS) if isinstance(values, dict) else MULTISETS
+        if kind not in KINDS:
+            raise ValueError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
+        return ShardParams.from_json.__func__(KINDS[kind], values)
+
+    @staticmethod
+    def of(**fields) -> ConstructShard:
+        """A shard of the kind its fields name."""
+        return KINDS[fields.get("kind", MULTISETS)](**fields)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MultisetsShard(ConstructShard):
+    """Every multiset of gene compositions whose least is `first` (cards of each value 0..9) and whose last gene is
+    found by the exact search (`exact`) or in the library of genes of at most max_piece cards."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchShard(ConstructShard):
+    """The long composition `first`'s genes below its frontier nodes `prefixes` (earlier plans: part `part` of
+    `parts` equal runs of the frontier `depth` cards past the tail; depth 0: the whole search), and every cycle
+    they build."""
+
+    depth: int = unsaid(0)
+    part: int = unsaid(0)
+    parts: int = unsaid(0)
+    prefixes: tuple[str, ...] = unsaid(())  # the frontier nodes below which it searches, as hands
+
+
+@dataclass(frozen=True, kw_only=True)
+class LibraryShard(ConstructShard):
+    """The cycles of `genes`, the long composition `first`'s, from a genes library."""
+
+    genes: tuple[str, ...] = unsaid(())
+
+
+KINDS: dict[str, type[ConstructShard]] = {MULTISETS: MultisetsShard, SEARCH: SearchShard, LIBRARY: LibraryShard}
 
 
 class Gadget:
@@ -795,12 +828,12 @@ class Construct(EverySplit):
         if table.long_gene or table.census:
             shards = census_plan(g) if table.census else long_plan(g)
             estimates = {lay.composition: lay.estimate for lay in g.layouts().values()}
-            return ShardPlan(len(shards), lambda k: Shard(k, self.name, ConstructShard(
+            return ShardPlan(len(shards), lambda k: Shard(k, self.name, ConstructShard.of(
                 deck=deck, search=GENE_SEARCH, **{**shard_keys(table), **shards[k]})),
                 meter=lambda finished: GeneMeter(shards, estimates, finished))
         firsts = g.firsts()
         n = len(firsts)  # the multisets of library genes first (quick), then those with an exact last gene
-        return ShardPlan(2 * n, lambda k: Shard(k, self.name, ConstructShard(
+        return ShardPlan(2 * n, lambda k: Shard(k, self.name, MultisetsShard(
             deck=deck, first=firsts[k % n], exact=k >= n, search=GENE_SEARCH, **shard_keys(table))))
 
     def run(self, space, params: ConstructShard, deals=(), device="cpu"):
