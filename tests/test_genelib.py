@@ -243,6 +243,29 @@ def test_the_readme_and_the_atlas_state_what_the_shipped_census_supports(library
         assert f"**{statement}" in text, (doc, statement)
 
 
+def test_the_atlas_census_table_is_the_shipped_census(library):
+    """Every row of docs/atlas.md's census by the longest gene's length is `bmn genes --census`'s row of that
+    length (CPU-seconds rounded half up), and it shows every length from 17 cards to the longest the census
+    completes with every shorter one (the README's L)."""
+    import re
+    from pathlib import Path
+
+    rows = {r.length: r for r in gl.census_rows(gl.Census(STANDARD, library), gl.shipped_cycles(), "standard")}
+    text = (Path(__file__).resolve().parents[1] / "docs" / "atlas.md").read_text()
+    table = text[text.index("| longest gene | compositions |"):]
+    table = table[:table.index("\n\n")]
+    shown = {}
+    for line in table.splitlines()[2:]:
+        cells = [int(re.sub(r"[*,]", "", c)) for c in line.strip("|").split("|")]
+        shown[cells[0]] = cells[1:]
+    for length, cells in shown.items():
+        r = rows[length]
+        assert cells == [r.compositions, r.worth, r.searched, r.genes, r.cycles, r.balanced_cycles, r.balanced,
+                         int(r.cpu_s + 0.5)], length
+    done = max(n for n in rows if all(rows[m].complete for m in rows if m <= n))
+    assert set(shown) == set(range(17, done + 1))
+
+
 def test_merge_reads_only_construct_runs_with_long_genes_or_a_census(tmp_path):
     from cluster_helpers import offline_run
 
