@@ -133,6 +133,7 @@ def prepare(config, previous):
                             census_at=previous.table().census_at)
         return replace(config, tables={**config.tables, config.strategy: table})
     gadget = Gadget(config.space().deck.spec(), table)
+    record = None
     if table.census and not table.census_at:  # the census's record: its long compositions known, its multisets
         record = census_record(gadget)
         known = tuple(f"{comp} = {' '.join(genes)}".rstrip() for comp, genes in json.loads(record["known"]).items())
@@ -150,7 +151,7 @@ def prepare(config, previous):
                   f"their end: their genes are built with, not searched again", flush=True)
     table = replace(table, known=tuple(known))
     if not table.layout:
-        searched = to_search(Gadget(config.space().deck.spec(), table))
+        searched = to_search(Gadget(config.space().deck.spec(), table), record)
         if len(searched) > 1:
             print(f"bmn: planning the search of {len(searched)} long compositions (Knuth's estimates, the frontier "
                   f"of each cut into shards of equal work): written into the run, so a resume plans as it began",

@@ -110,8 +110,8 @@ class Kind(str, Enum):
 
 
 MULTISETS, SEARCH, LIBRARY = Kind.MULTISETS.value, Kind.SEARCH.value, Kind.LIBRARY.value
-PLAN_ONLY = ("known", "library", "layout", "census_at")  # [construct] keys that only plan: no shard computes with
-# them
+# [construct] keys that only plan: no shard computes with them
+PLAN_ONLY = ("known", "library", "layout", "census_at")
 GENE_SEARCH = kg.VERSION  # the gene search this bmn runs (ConstructShard.search)
 
 
@@ -675,11 +675,11 @@ def left_out(g: Gadget) -> list[tuple[int, ...]]:
                                                             g.table.shard_choices)[0]) > g.table.max_choices]
 
 
-def to_search(g: Gadget) -> list[tuple[int, ...]]:
+def to_search(g: Gadget, record: dict[str, str] | None = None) -> list[tuple[int, ...]]:
     """The long compositions a long-gene or census plan searches (not known to the table or the shipped library),
-    in order."""
+    in order; a census's from its record (`census_record`, read from the shipped files where not given)."""
     if g.table.census:
-        return [parse_composition(c, "census") for c in json.loads(census_record(g)["search"])]
+        return [parse_composition(c, "census") for c in json.loads((record or census_record(g))["search"])]
     known = g.known()
     return [c for c in g.long_compositions() if c not in known]
 
