@@ -77,7 +77,7 @@ def price(deck: str, small: str, tail: str, first: int, last: int, probes: int) 
         pruned = {c: kg.estimate(gadget.small, gadget.tail, c, probes=probes, seed=11)[0] for c in comps}
         plain = sum(kg.estimate(gadget.small, gadget.tail, c, k=1, bounds=False, probes=probes, seed=11)[0]
                     for c in comps)
-        worth = [c for c in comps if length <= census.complete_to() or census.verdict(c).worth]
+        worth = census.needed(length)
         left = [c for c in worth if census.library.get(c) is None]
         print(f"| {length} | {len(comps)} | {sum(pruned.values()):.2g} | {plain:.2g} | {len(worth)} | "
               f"{sum(pruned[c] for c in worth):.2g} | {len(left)} | {sum(pruned[c] for c in left):.2g} |",

@@ -295,6 +295,12 @@ class Census:
                 self._complete = length
         return self._complete
 
+    def needed(self, length: int) -> list[Comp]:
+        """The compositions of `length` cards the census needs: every one up to the complete lengths, then the
+        worth-searching ones."""
+        comps = self.compositions(length)
+        return comps if length <= self.complete_to() else [c for c in comps if self.verdict(c).worth]
+
     def holds_genes(self, comp: Comp) -> bool:
         entry = self.library.get(comp)
         return entry is not None and bool(entry.genes)
@@ -465,13 +471,12 @@ class LengthRow:
 def census_rows(census: Census, counts: CycleCounts, deck: str) -> list[LengthRow]:
     """The census of a deck's gadget by gene length: compositions, worth searching, searched, genes, cycles (by
     their longest gene), balanced ones, CPU."""
-    complete = census.complete_to()
     rows = []
     for length in census.lengths():
         comps = census.compositions(length)
         if not comps:
             continue
-        needed = comps if length <= complete else [c for c in comps if census.verdict(c).worth]
+        needed = census.needed(length)
         entries = [census.library.get(c) for c in needed]
         held = [e for e in entries if e is not None]
         # (a composition with no genes builds no cycle: its count needs no record)
